@@ -1,0 +1,281 @@
+#include "collectives/executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace weft {
+namespace {
+
+bool overlaps(const char* b1, const char* e1, const char* b2, const char* e2) {
+  return b1 < e2 && b2 < e1;
+}
+
+}  // namespace
+
+void Executor::ReduceSink::reset(char* dst, const char* src, size_t elemSize, ReduceFn reduce) {
+  dst_ = dst;
+  src_ = src;
+  elemSize_ = elemSize;
+  reduce_ = reduce;
+  carried_ = 0;
+}
+
+void Executor::ReduceSink::accept(size_t offset, const void* data, size_t bytes) {
+  const char* p = static_cast<const char*>(data);
+  // An element split between two pieces is gathered in carry_ first.
+  if (carried_ > 0) {
+    size_t take = std::min(elemSize_ - carried_, bytes);
+    memcpy(carry_ + carried_, p, take);
+    carried_ += take;
+    p += take;
+    bytes -= take;
+    offset += take;
+    if (carried_ == elemSize_) {
+      size_t at = offset - elemSize_;
+      reduce_(dst_ + at, src_ + at, carry_, 1);
+      carried_ = 0;
+    }
+  }
+  size_t whole = bytes / elemSize_ * elemSize_;
+  if (whole > 0) reduce_(dst_ + offset, src_ + offset, p, whole / elemSize_);
+  if (bytes > whole) {
+    carried_ = bytes - whole;
+    memcpy(carry_, p + whole, carried_);
+  }
+}
+
+Status Executor::checkStep(const Step& s) const {
+  auto inBounds = [&](const Ref& r) {
+    return r.buf < buffers_.size() && r.offset <= buffers_[r.buf].count &&
+           s.count <= buffers_[r.buf].count - r.offset;
+  };
+  bool usesSrc = s.kind != StepKind::kRecv;
+  bool usesDst = s.kind != StepKind::kSend;
+  bool usesPeer = s.kind == StepKind::kSend || s.kind == StepKind::kRecv ||
+                  s.kind == StepKind::kRecvReduce;
+  if (s.count > 0 && ((usesSrc && !inBounds(s.src)) || (usesDst && !inBounds(s.dst)))) {
+    return errorf(weftInternalError, "schedule step out of bounds: %s", describeStep(s).c_str());
+  }
+  if (usesPeer && (s.peer < 0 || static_cast<size_t>(s.peer) >= peerIndex_.size() ||
+                   peerIndex_[s.peer] < 0)) {
+    return errorf(weftInternalError, "schedule step names a peer without a link: %s",
+                  describeStep(s).c_str());
+  }
+  bool reduces = s.kind == StepKind::kRecvReduce || s.kind == StepKind::kReduce;
+  if (reduces && reduce_ == nullptr) {
+    return errorf(weftInternalError, "schedule reduces without an operator: %s",
+                  describeStep(s).c_str());
+  }
+  return okStatus();
+}
+
+Status Executor::start(const Schedule& schedule, std::vector<BufferView> buffers, ReduceFn reduce,
+                       Channel* const* channels, int nranks) {
+  steps_ = schedule.steps;
+  buffers_ = std::move(buffers);
+  reduce_ = reduce;
+  completed_ = 0;
+  peers_.clear();
+  readyLocal_.clear();
+  peerIndex_.assign(static_cast<size_t>(nranks), -1);
+
+  for (const Step& s : steps_) {
+    if (s.kind == StepKind::kCopy || s.kind == StepKind::kReduce) continue;
+    if (s.peer >= 0 && s.peer < nranks && peerIndex_[s.peer] < 0 && channels[s.peer] != nullptr) {
+      peerIndex_[s.peer] = static_cast<int>(peers_.size());
+      peers_.emplace_back();
+      peers_.back().peer = s.peer;
+      peers_.back().channel = channels[s.peer];
+    }
+  }
+  state_.assign(steps_.size(), StepState{});
+  for (uint32_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = steps_[i];
+    WEFT_RETURN_IF_ERROR(checkStep(s));
+    StepState& st = state_[i];
+    auto range = [&](const Ref& r) {
+      char* b = addressOf(r);
+      return Range{b, b + bytesOf(r, s.count)};
+    };
+    switch (s.kind) {
+      case StepKind::kSend:
+        st.read1 = range(s.src);
+        peers_[peerIndex_[s.peer]].sends.push_back(i);
+        break;
+      case StepKind::kRecv:
+        st.write = range(s.dst);
+        peers_[peerIndex_[s.peer]].recvs.push_back(i);
+        break;
+      case StepKind::kRecvReduce:
+        st.read1 = range(s.src);
+        st.write = range(s.dst);
+        peers_[peerIndex_[s.peer]].recvs.push_back(i);
+        break;
+      case StepKind::kCopy:
+        st.read1 = range(s.src);
+        st.write = range(s.dst);
+        break;
+      case StepKind::kReduce:
+        st.read1 = range(s.src);
+        st.read2 = range(s.dst);
+        st.write = range(s.dst);
+        break;
+    }
+  }
+  computeDependencies();
+  for (uint32_t i = 0; i < steps_.size(); ++i) {
+    bool local = steps_[i].kind == StepKind::kCopy || steps_[i].kind == StepKind::kReduce;
+    if (local && state_[i].depsLeft == 0) readyLocal_.push_back(i);
+  }
+  return okStatus();
+}
+
+void Executor::computeDependencies() {
+  auto conflict = [](const StepState& earlier, const StepState& later) {
+    auto hit = [](const Range& a, const Range& b) {
+      return overlaps(a.begin, a.end, b.begin, b.end);
+    };
+    return hit(earlier.write, later.read1) || hit(earlier.write, later.read2) ||
+           hit(earlier.write, later.write) || hit(earlier.read1, later.write) ||
+           hit(earlier.read2, later.write);
+  };
+  std::vector<std::pair<uint32_t, uint32_t>> edges;
+  for (uint32_t i = 0; i < steps_.size(); ++i) {
+    for (uint32_t j = 0; j < i; ++j) {
+      if (conflict(state_[j], state_[i])) {
+        edges.emplace_back(j, i);
+        ++state_[i].depsLeft;
+      }
+    }
+  }
+  dependentsStart_.assign(steps_.size() + 1, 0);
+  for (const auto& e : edges) ++dependentsStart_[e.first + 1];
+  for (size_t i = 0; i < steps_.size(); ++i) dependentsStart_[i + 1] += dependentsStart_[i];
+  dependents_.assign(edges.size(), 0);
+  std::vector<uint32_t> fill(dependentsStart_.begin(), dependentsStart_.end() - 1);
+  for (const auto& e : edges) dependents_[fill[e.first]++] = e.second;
+}
+
+void Executor::complete(uint32_t index) {
+  state_[index].done = true;
+  ++completed_;
+  for (uint32_t k = dependentsStart_[index]; k < dependentsStart_[index + 1]; ++k) {
+    uint32_t d = dependents_[k];
+    if (--state_[d].depsLeft == 0) {
+      StepKind kind = steps_[d].kind;
+      if (kind == StepKind::kCopy || kind == StepKind::kReduce) readyLocal_.push_back(d);
+    }
+  }
+}
+
+void Executor::runLocal(uint32_t index) {
+  const Step& s = steps_[index];
+  char* src = addressOf(s.src);
+  char* dst = addressOf(s.dst);
+  if (s.kind == StepKind::kCopy) {
+    if (src != dst) memmove(dst, src, bytesOf(s.src, s.count));
+  } else {
+    reduce_(dst, dst, src, s.count);
+  }
+  complete(index);
+}
+
+Status Executor::progressSends(PeerQueues& q, bool* progressed) {
+  while (q.sendHead < q.sends.size()) {
+    uint32_t index = q.sends[q.sendHead];
+    if (state_[index].depsLeft > 0) return okStatus();
+    if (!q.sendActive) {
+      const Step& s = steps_[index];
+      q.out = OutgoingMessage{};
+      q.out.data = addressOf(s.src);
+      q.out.bytes = bytesOf(s.src, s.count);
+      q.sendActive = true;
+    }
+    size_t before = q.out.headerSent + q.out.sent;
+    bool done = false;
+    WEFT_RETURN_IF_ERROR(q.channel->progressSend(q.out, &done));
+    if (q.out.headerSent + q.out.sent != before) *progressed = true;
+    if (!done) return okStatus();
+    q.sendActive = false;
+    ++q.sendHead;
+    complete(index);
+  }
+  return okStatus();
+}
+
+Status Executor::progressRecvs(PeerQueues& q, bool* progressed) {
+  while (q.recvHead < q.recvs.size()) {
+    uint32_t index = q.recvs[q.recvHead];
+    if (state_[index].depsLeft > 0) return okStatus();
+    if (!q.recvActive) {
+      const Step& s = steps_[index];
+      q.in = IncomingMessage{};
+      q.in.bytes = bytesOf(s.dst, s.count);
+      if (s.kind == StepKind::kRecvReduce) {
+        q.sink.reset(addressOf(s.dst), addressOf(s.src), buffers_[s.dst.buf].elemSize, reduce_);
+        q.in.sink = &q.sink;
+      } else {
+        q.in.data = addressOf(s.dst);
+      }
+      q.recvActive = true;
+    }
+    size_t before = q.in.headerReceived + q.in.received;
+    bool done = false;
+    WEFT_RETURN_IF_ERROR(q.channel->progressRecv(q.in, &done));
+    if (q.in.headerReceived + q.in.received != before) *progressed = true;
+    if (!done) return okStatus();
+    q.recvActive = false;
+    ++q.recvHead;
+    complete(index);
+  }
+  return okStatus();
+}
+
+Status Executor::progress(bool* progressed) {
+  *progressed = false;
+  while (!readyLocal_.empty()) {
+    uint32_t index = readyLocal_.back();
+    readyLocal_.pop_back();
+    runLocal(index);
+    *progressed = true;
+  }
+  for (PeerQueues& q : peers_) {
+    WEFT_RETURN_IF_ERROR(progressSends(q, progressed)
+                             .withContext(strprintf("sending to rank %d", q.peer)));
+    WEFT_RETURN_IF_ERROR(progressRecvs(q, progressed)
+                             .withContext(strprintf("receiving from rank %d", q.peer)));
+  }
+  return okStatus();
+}
+
+std::string Executor::describeWait() const {
+  std::string out;
+  int shown = 0;
+  for (const PeerQueues& q : peers_) {
+    auto add = [&](const std::vector<uint32_t>& list, size_t head, const char* what,
+                   size_t moved) {
+      if (head >= list.size() || shown >= 4) return;
+      uint32_t index = list[head];
+      if (!out.empty()) out += "; ";
+      out += strprintf("%s rank %d: %s (step %u of %zu%s", what, q.peer,
+                       describeStep(steps_[index]).c_str(), index + 1, steps_.size(),
+                       state_[index].depsLeft > 0 ? ", waiting for earlier steps)" : "");
+      if (state_[index].depsLeft == 0) out += strprintf(", %zu bytes moved)", moved);
+      ++shown;
+    };
+    add(q.sends, q.sendHead, "to", q.sendActive ? q.out.sent : 0);
+    add(q.recvs, q.recvHead, "from", q.recvActive ? q.in.received : 0);
+  }
+  return out.empty() ? "local steps" : out;
+}
+
+std::vector<int> Executor::pendingPeers() const {
+  std::vector<int> out;
+  for (const PeerQueues& q : peers_) {
+    if (q.sendHead < q.sends.size() || q.recvHead < q.recvs.size()) out.push_back(q.peer);
+  }
+  return out;
+}
+
+}  // namespace weft

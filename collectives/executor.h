@@ -1,0 +1,105 @@
+// Executor: runs one rank's schedule over channels. Steps start as soon as the steps they depend
+// on are done, so independent sends and receives overlap and chunks pipeline; a step depends on
+// every earlier step whose memory it conflicts with (read after write, write after read or
+// write), computed from real addresses so in-place calls are ordered correctly. Sends and
+// receives with one peer keep their schedule order, the order messages travel in.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/reduce.h"
+#include "collectives/schedule.h"
+#include "src/base/status.h"
+#include "transports/channel.h"
+
+namespace weft {
+
+struct BufferView {
+  char* base = nullptr;
+  size_t count = 0;  // elements
+  size_t elemSize = 1;
+};
+
+class Executor {
+ public:
+  Executor() = default;
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // channels[p] talks to rank p (nullptr where the schedule names no such peer). reduce may be
+  // nullptr for schedules without reductions. Checks every step against the buffers.
+  Status start(const Schedule& schedule, std::vector<BufferView> buffers, ReduceFn reduce,
+               Channel* const* channels, int nranks);
+
+  // Moves whatever can move now. *progressed says whether anything did.
+  Status progress(bool* progressed);
+  bool done() const { return completed_ == steps_.size(); }
+
+  // The steps still waiting, for timeout messages: "receive 4096 bytes from rank 3 (step 5 of
+  // 12)".
+  std::string describeWait() const;
+  // Peers this executor still waits on.
+  std::vector<int> pendingPeers() const;
+
+ private:
+  struct Range {
+    const char* begin;
+    const char* end;
+  };
+  struct StepState {
+    Range read1{}, read2{}, write{};
+    uint32_t depsLeft = 0;
+    bool done = false;
+  };
+  // Receives pieces of a receive-reduce and reduces them as they arrive.
+  class ReduceSink : public PayloadSink {
+   public:
+    void reset(char* dst, const char* src, size_t elemSize, ReduceFn reduce);
+    void accept(size_t offset, const void* data, size_t bytes) override;
+
+   private:
+    char* dst_ = nullptr;
+    const char* src_ = nullptr;
+    size_t elemSize_ = 1;
+    ReduceFn reduce_ = nullptr;
+    char carry_[16] = {};
+    size_t carried_ = 0;
+  };
+  struct PeerQueues {
+    int peer = -1;
+    Channel* channel = nullptr;
+    std::vector<uint32_t> sends, recvs;
+    size_t sendHead = 0, recvHead = 0;
+    OutgoingMessage out;
+    IncomingMessage in;
+    ReduceSink sink;
+    bool sendActive = false, recvActive = false;
+  };
+
+  Status checkStep(const Step& s) const;
+  size_t bytesOf(const Ref& r, size_t count) const { return count * buffers_[r.buf].elemSize; }
+  char* addressOf(const Ref& r) const {
+    return buffers_[r.buf].base + r.offset * buffers_[r.buf].elemSize;
+  }
+  void computeDependencies();
+  void complete(uint32_t index);
+  void runLocal(uint32_t index);
+  Status progressSends(PeerQueues& q, bool* progressed);
+  Status progressRecvs(PeerQueues& q, bool* progressed);
+
+  std::vector<Step> steps_;
+  std::vector<StepState> state_;
+  std::vector<uint32_t> dependentsStart_;  // CSR: dependents of step i
+  std::vector<uint32_t> dependents_;
+  std::vector<BufferView> buffers_;
+  std::vector<PeerQueues> peers_;
+  std::vector<int> peerIndex_;  // rank -> index in peers_, -1 if none
+  std::vector<uint32_t> readyLocal_;
+  ReduceFn reduce_ = nullptr;
+  size_t completed_ = 0;
+};
+
+}  // namespace weft

@@ -1,0 +1,167 @@
+/* Weft: collective communication for CPU clusters and GPUs.
+ *
+ * The C API mirrors NCCL's: same names with the prefix `weft`, same argument order and
+ * semantics. `weftStream_t` stands where NCCL takes `cudaStream_t`: NULL runs the call on the
+ * calling thread and returns when it is done; a stream from weftStreamCreate queues it. */
+#ifndef WEFT_WEFT_H_
+#define WEFT_WEFT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEFT_MAJOR 0
+#define WEFT_MINOR 1
+#define WEFT_PATCH 0
+#define WEFT_VERSION(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
+#define WEFT_VERSION_CODE WEFT_VERSION(WEFT_MAJOR, WEFT_MINOR, WEFT_PATCH)
+
+typedef struct weftComm* weftComm_t;
+typedef struct weftStream* weftStream_t;
+
+#define WEFT_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[WEFT_UNIQUE_ID_BYTES];
+} weftUniqueId;
+
+/* Codes 0-7 match NCCL's. */
+typedef enum {
+  weftSuccess = 0,
+  weftUnhandledCudaError = 1,
+  weftSystemError = 2,
+  weftInternalError = 3,
+  weftInvalidArgument = 4,
+  weftInvalidUsage = 5,
+  weftRemoteError = 6,
+  weftInProgress = 7,
+  weftTimeout = 8, /* a wait passed its deadline (WEFT_TIMEOUT) */
+  weftNumResults = 9
+} weftResult_t;
+
+typedef enum {
+  weftInt8 = 0,
+  weftChar = 0,
+  weftUint8 = 1,
+  weftInt32 = 2,
+  weftInt = 2,
+  weftUint32 = 3,
+  weftInt64 = 4,
+  weftUint64 = 5,
+  weftFloat16 = 6,
+  weftHalf = 6,
+  weftFloat32 = 7,
+  weftFloat = 7,
+  weftFloat64 = 8,
+  weftDouble = 8,
+  weftBfloat16 = 9,
+  weftNumTypes = 10
+} weftDataType_t;
+
+typedef enum {
+  weftSum = 0,
+  weftProd = 1,
+  weftMax = 2,
+  weftMin = 3,
+  weftAvg = 4,
+  weftNumOps = 5
+} weftRedOp_t;
+
+/* Per-communicator settings. Start from WEFT_CONFIG_INITIALIZER; a field left at its
+ * "undefined" value takes the WEFT_* environment variable or the built-in default. */
+#define WEFT_CONFIG_UNDEF_INT (-2147483647 - 1)
+#define WEFT_CONFIG_MAGIC 0x57454654u /* "WEFT" */
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int blocking;          /* 1: init returns when done; 0: returns weftInProgress, poll
+                            weftCommGetAsyncError */
+  int timeoutMs;         /* deadline of every wait; 0 waits forever (WEFT_TIMEOUT) */
+  const char* netName;   /* transport between ranks of one host: "shm", "tcp" or NULL for
+                            automatic (WEFT_TRANSPORT) */
+  int nSocketsPerPeer;   /* tcp sockets per peer (WEFT_NSOCKS_PERPEER) */
+  const char* commName;  /* shown in log lines and error messages */
+} weftConfig_t;
+
+#define WEFT_CONFIG_INITIALIZER                                                       \
+  {                                                                                   \
+    sizeof(weftConfig_t), WEFT_CONFIG_MAGIC, WEFT_VERSION_CODE, WEFT_CONFIG_UNDEF_INT, \
+        WEFT_CONFIG_UNDEF_INT, NULL, WEFT_CONFIG_UNDEF_INT, NULL                      \
+  }
+
+#define WEFT_SPLIT_NOCOLOR (-1)
+
+/* Setup and teardown */
+weftResult_t weftGetVersion(int* version);
+weftResult_t weftGetUniqueId(weftUniqueId* uniqueId);
+weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, weftUniqueId commId, int rank);
+weftResult_t weftCommInitRankConfig(weftComm_t* comm, int nranks, weftUniqueId commId, int rank,
+                                    weftConfig_t* config);
+/* ndev ranks as threads of this process; devlist is ignored on the CPU and may be NULL. */
+weftResult_t weftCommInitAll(weftComm_t* comms, int ndev, const int* devlist);
+/* Rank, size and rendezvous from the launcher: weft-run (WEFT_RANK, WEFT_WORLD_SIZE,
+ * WEFT_COMM_ID), Open MPI's mpirun, Slurm's srun or torchrun. */
+weftResult_t weftCommInitFromEnv(weftComm_t* comm);
+weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newcomm,
+                           weftConfig_t* config);
+weftResult_t weftCommFinalize(weftComm_t comm);
+weftResult_t weftCommDestroy(weftComm_t comm);
+weftResult_t weftCommAbort(weftComm_t comm);
+weftResult_t weftCommCount(const weftComm_t comm, int* count);
+weftResult_t weftCommUserRank(const weftComm_t comm, int* rank);
+weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError);
+
+const char* weftGetErrorString(weftResult_t result);
+/* The message of the last failed call on this thread (comm may be NULL). */
+const char* weftGetLastError(weftComm_t comm);
+
+/* Collectives */
+weftResult_t weftBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           weftDataType_t datatype, int root, weftComm_t comm,
+                           weftStream_t stream);
+weftResult_t weftReduce(const void* sendbuff, void* recvbuff, size_t count,
+                        weftDataType_t datatype, weftRedOp_t op, int root, weftComm_t comm,
+                        weftStream_t stream);
+weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                           weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
+                           weftStream_t stream);
+weftResult_t weftReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
+                               weftStream_t stream);
+weftResult_t weftAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           weftDataType_t datatype, weftComm_t comm, weftStream_t stream);
+/* count elements go to each rank: sendbuff and recvbuff hold nranks * count. */
+weftResult_t weftAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                          weftDataType_t datatype, weftComm_t comm, weftStream_t stream);
+/* Counts and displacements in elements, one per rank, as in MPI_Alltoallv. */
+weftResult_t weftAllToAllv(const void* sendbuff, const size_t sendcounts[],
+                           const size_t sdispls[], void* recvbuff, const size_t recvcounts[],
+                           const size_t rdispls[], weftDataType_t datatype, weftComm_t comm,
+                           weftStream_t stream);
+weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatype, int peer,
+                      weftComm_t comm, weftStream_t stream);
+weftResult_t weftRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer,
+                      weftComm_t comm, weftStream_t stream);
+weftResult_t weftBarrier(weftComm_t comm, weftStream_t stream);
+
+/* Calls between GroupStart and GroupEnd are recorded and run together at GroupEnd: sends and
+ * receives complete without deadlock whatever the order they were posted in. */
+weftResult_t weftGroupStart(void);
+weftResult_t weftGroupEnd(void);
+
+/* CPU streams: calls on a stream return at once and run in order on its worker thread. */
+weftResult_t weftStreamCreate(weftStream_t* stream);
+/* Waits for all work queued so far; returns the first error it met. */
+weftResult_t weftStreamSynchronize(weftStream_t stream);
+/* weftSuccess when all queued work is done, weftInProgress while some runs. */
+weftResult_t weftStreamQuery(weftStream_t stream);
+weftResult_t weftStreamDestroy(weftStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_WEFT_H_ */

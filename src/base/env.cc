@@ -1,0 +1,158 @@
+#include "src/base/env.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "src/base/log.h"
+
+namespace weft {
+namespace {
+
+std::optional<int64_t> parseInt(const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  long long v = strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str() || *end != '\0') return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
+std::optional<double> parseDouble(const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  double v = strtod(text.c_str(), &end);
+  if (errno != 0 || end == text.c_str() || *end != '\0') return std::nullopt;
+  return v;
+}
+
+struct Parser {
+  std::vector<std::string> warnings;
+
+  void str(const char* name, std::string* out) {
+    if (auto v = getEnv(name)) *out = *v;
+  }
+  void choice(const char* name, std::initializer_list<const char*> allowed, std::string* out) {
+    auto v = getEnv(name);
+    if (!v) return;
+    for (const char* a : allowed) {
+      if (*v == a) {
+        *out = *v;
+        return;
+      }
+    }
+    warnings.push_back(std::string(name) + "=" + *v + " is not one of the allowed values; using " +
+                       *out);
+  }
+  template <typename T>
+  void positiveInt(const char* name, T* out) {
+    auto v = getEnv(name);
+    if (!v) return;
+    auto n = parseInt(*v);
+    if (!n || *n <= 0) {
+      warnings.push_back(std::string(name) + "=" + *v + " is not a positive integer; using " +
+                         std::to_string(*out));
+      return;
+    }
+    *out = static_cast<T>(*n);
+  }
+  void bytes(const char* name, size_t minimum, size_t* out) {
+    auto v = getEnv(name);
+    if (!v) return;
+    auto n = parseBytes(*v);
+    if (!n || *n < minimum) {
+      warnings.push_back(std::string(name) + "=" + *v + " is not a byte size of at least " +
+                         std::to_string(minimum) + "; using " + std::to_string(*out));
+      return;
+    }
+    *out = *n;
+  }
+  void seconds(const char* name, int64_t* outMs) {
+    auto v = getEnv(name);
+    if (!v) return;
+    auto s = parseDouble(*v);
+    if (!s || *s < 0) {
+      warnings.push_back(std::string(name) + "=" + *v +
+                         " is not a number of seconds (0 waits forever); using " +
+                         std::to_string(*outMs / 1000));
+      return;
+    }
+    *outMs = static_cast<int64_t>(*s * 1000.0);
+  }
+};
+
+EnvConfig parseEnv(std::vector<std::string>* warnings) {
+  EnvConfig c;
+  Parser p;
+  p.str("WEFT_DEBUG", &c.debugLevel);
+  p.str("WEFT_DEBUG_SUBSYS", &c.debugSubsys);
+  p.str("WEFT_DEBUG_FILE", &c.debugFile);
+  p.seconds("WEFT_TIMEOUT", &c.timeoutMs);
+  p.choice("WEFT_TRANSPORT", {"auto", "shm", "tcp"}, &c.transport);
+  p.str("WEFT_SOCKET_IFNAME", &c.socketIfname);
+  p.choice("WEFT_SOCKET_FAMILY", {"AF_INET", "AF_INET6"}, &c.socketFamily);
+  p.positiveInt("WEFT_NSOCKS_PERPEER", &c.nSocketsPerPeer);
+  if (c.nSocketsPerPeer > 16) c.nSocketsPerPeer = 16;
+  p.bytes("WEFT_SHM_RING_BYTES", 4096, &c.shmRingBytes);
+  p.str("WEFT_HOSTID", &c.hostId);
+  p.str("WEFT_ALGO", &c.algo);
+  p.bytes("WEFT_CHUNK_BYTES", 64, &c.chunkBytes);
+  p.str("WEFT_COMM_ID", &c.commId);
+  p.str("WEFT_COMM_SECRET", &c.commSecret);
+  *warnings = std::move(p.warnings);
+  return c;
+}
+
+}  // namespace
+
+std::optional<std::string> getEnv(const char* name) {
+  const char* v = getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
+std::optional<size_t> parseBytes(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  size_t mult = 1;
+  std::string digits = text;
+  switch (text.back()) {
+    case 'k':
+    case 'K':
+      mult = size_t{1} << 10;
+      break;
+    case 'm':
+    case 'M':
+      mult = size_t{1} << 20;
+      break;
+    case 'g':
+    case 'G':
+      mult = size_t{1} << 30;
+      break;
+    default:
+      break;
+  }
+  if (mult != 1) digits.pop_back();
+  auto n = parseInt(digits);
+  if (!n || *n < 0) return std::nullopt;
+  return static_cast<size_t>(*n) * mult;
+}
+
+namespace {
+std::vector<std::string> gWarnings;
+}  // namespace
+
+const EnvConfig& envWithoutWarnings() {
+  static const EnvConfig config = parseEnv(&gWarnings);
+  return config;
+}
+
+const EnvConfig& env() {
+  const EnvConfig& config = envWithoutWarnings();
+  static std::once_flag warned;
+  std::call_once(warned, [] {
+    for (const auto& w : gWarnings) WEFT_WARN(kEnv, "%s", w.c_str());
+  });
+  return config;
+}
+
+}  // namespace weft

@@ -1,0 +1,49 @@
+// The one place where WEFT_* environment variables are read. Each is documented in the
+// README's table; weftConfig_t overrides the per-communicator ones.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace weft {
+
+struct EnvConfig {
+  // Logging (WEFT_DEBUG, WEFT_DEBUG_SUBSYS, WEFT_DEBUG_FILE).
+  std::string debugLevel;
+  std::string debugSubsys;
+  std::string debugFile;
+
+  // Waits and errors.
+  int64_t timeoutMs = 300'000;  // WEFT_TIMEOUT, in seconds in the environment
+
+  // Transports.
+  std::string transport = "auto";  // WEFT_TRANSPORT: auto | shm | tcp
+  std::string socketIfname;        // WEFT_SOCKET_IFNAME
+  std::string socketFamily;        // WEFT_SOCKET_FAMILY: AF_INET | AF_INET6 | "" (either)
+  int nSocketsPerPeer = 2;         // WEFT_NSOCKS_PERPEER
+  size_t shmRingBytes = 4u << 20;  // WEFT_SHM_RING_BYTES
+  std::string hostId;              // WEFT_HOSTID
+
+  // Algorithms.
+  std::string algo;                // WEFT_ALGO
+  size_t chunkBytes = 1u << 20;    // WEFT_CHUNK_BYTES: pipelining slice of ring and tree
+
+  // Launch (read by weftCommInitFromEnv and weftGetUniqueId).
+  std::string commId;      // WEFT_COMM_ID: host:port of the rendezvous root
+  std::string commSecret;  // WEFT_COMM_SECRET: 32 hex digits shared by all ranks
+};
+
+// Parsed once, on first use. Bad values are reported at WARN and replaced by the default.
+const EnvConfig& env();
+// The same without reporting bad values: for the logger, which env() itself uses.
+const EnvConfig& envWithoutWarnings();
+
+// Reads one variable; empty optional when unset or empty.
+std::optional<std::string> getEnv(const char* name);
+
+// Parses a byte size with an optional K/M/G suffix (powers of 1024).
+std::optional<size_t> parseBytes(const std::string& text);
+
+}  // namespace weft

@@ -1,0 +1,129 @@
+#include "src/base/log.h"
+
+#include <strings.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "src/base/env.h"
+
+namespace weft {
+namespace {
+
+thread_local int tRank = -1;
+
+struct Logger {
+  LogLevel level = LogLevel::kNone;
+  uint32_t subsys = kAllSubsys;
+  FILE* out = stderr;
+  char host[64] = {};
+  std::mutex mutex;
+
+  Logger() {
+    const EnvConfig& c = envWithoutWarnings();
+    const std::string& l = c.debugLevel;
+    if (strcasecmp(l.c_str(), "WARN") == 0) level = LogLevel::kWarn;
+    if (strcasecmp(l.c_str(), "INFO") == 0) level = LogLevel::kInfo;
+    if (strcasecmp(l.c_str(), "TRACE") == 0) level = LogLevel::kTrace;
+    if (!c.debugSubsys.empty()) subsys = parseSubsys(c.debugSubsys);
+    if (!c.debugFile.empty()) openFile(c.debugFile);
+    gethostname(host, sizeof(host) - 1);
+    if (char* dot = strchr(host, '.')) *dot = '\0';
+  }
+
+  // "INIT,COLL" selects those; "^NET" selects all but NET, as NCCL_DEBUG_SUBSYS does.
+  static uint32_t parseSubsys(const std::string& spec) {
+    static const struct {
+      const char* name;
+      uint32_t bit;
+    } kNames[] = {{"INIT", kInit}, {"COLL", kColl}, {"NET", kNet},   {"SHM", kShm},
+                  {"BOOTSTRAP", kBootstrap},        {"ENV", kEnv},   {"P2P", kP2p},
+                  {"ALLOC", kAlloc},                {"TOPO", kTopo}, {"ALL", kAllSubsys}};
+    bool invert = !spec.empty() && spec[0] == '^';
+    uint32_t mask = 0;
+    size_t pos = invert ? 1 : 0;
+    while (pos <= spec.size()) {
+      size_t comma = spec.find(',', pos);
+      if (comma == std::string::npos) comma = spec.size();
+      std::string word = spec.substr(pos, comma - pos);
+      for (const auto& n : kNames) {
+        if (strcasecmp(word.c_str(), n.name) == 0) mask |= n.bit;
+      }
+      pos = comma + 1;
+    }
+    return invert ? ~mask : mask;
+  }
+
+  // %h becomes the host name and %p the pid, as in NCCL_DEBUG_FILE.
+  void openFile(const std::string& pattern) {
+    std::string path;
+    for (size_t i = 0; i < pattern.size(); ++i) {
+      if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'p') {
+        path += std::to_string(getpid());
+        ++i;
+      } else if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'h') {
+        char h[64] = {};
+        gethostname(h, sizeof(h) - 1);
+        path += h;
+        ++i;
+      } else {
+        path += pattern[i];
+      }
+    }
+    if (FILE* f = fopen(path.c_str(), "a")) out = f;
+  }
+};
+
+Logger& logger() {
+  static Logger* l = new Logger();  // never destroyed: ranks may log during exit
+  return *l;
+}
+
+const char* levelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kWarn:
+      return "WARN";
+    case LogLevel::kInfo:
+      return "INFO";
+    case LogLevel::kTrace:
+      return "TRACE";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+bool logEnabled(LogLevel level, uint32_t subsys) {
+  const Logger& l = logger();
+  return level <= l.level && (subsys & l.subsys) != 0;
+}
+
+void logPrint(LogLevel level, uint32_t /*subsys*/, const char* file, int line, const char* format,
+              ...) {
+  Logger& l = logger();
+  char msg[1024];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(msg, sizeof(msg), format, args);
+  va_end(args);
+  const char* base = strrchr(file, '/');
+  base = base ? base + 1 : file;
+  std::lock_guard<std::mutex> lock(l.mutex);
+  if (level == LogLevel::kTrace) {
+    fprintf(l.out, "%s:%d:%d WEFT %s %s:%d %s\n", l.host, getpid(), tRank, levelName(level), base,
+            line, msg);
+  } else {
+    fprintf(l.out, "%s:%d:%d WEFT %s %s\n", l.host, getpid(), tRank, levelName(level), msg);
+  }
+  fflush(l.out);
+}
+
+void setLogRank(int rank) { tRank = rank; }
+int logRank() { return tRank; }
+
+}  // namespace weft

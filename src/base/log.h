@@ -1,0 +1,41 @@
+// Logging controlled by WEFT_DEBUG (WARN|INFO|TRACE) and WEFT_DEBUG_SUBSYS (INIT,COLL,NET,...).
+// Lines start with host:pid:rank so output of many ranks can be merged and still read.
+#pragma once
+
+#include <cstdint>
+
+namespace weft {
+
+enum class LogLevel : int { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3 };
+
+enum LogSubsys : uint32_t {
+  kInit = 1u << 0,
+  kColl = 1u << 1,
+  kNet = 1u << 2,
+  kShm = 1u << 3,
+  kBootstrap = 1u << 4,
+  kEnv = 1u << 5,
+  kP2p = 1u << 6,
+  kAlloc = 1u << 7,
+  kTopo = 1u << 8,
+  kAllSubsys = ~0u,
+};
+
+bool logEnabled(LogLevel level, uint32_t subsys);
+void logPrint(LogLevel level, uint32_t subsys, const char* file, int line, const char* format, ...)
+    __attribute__((format(printf, 5, 6)));
+
+// The rank shown in this thread's log lines (-1: none yet).
+void setLogRank(int rank);
+int logRank();
+
+}  // namespace weft
+
+#define WEFT_LOG(level, subsys, ...)                                               \
+  do {                                                                             \
+    if (::weft::logEnabled(level, ::weft::subsys))                                 \
+      ::weft::logPrint(level, ::weft::subsys, __FILE__, __LINE__, __VA_ARGS__);    \
+  } while (0)
+#define WEFT_WARN(subsys, ...) WEFT_LOG(::weft::LogLevel::kWarn, subsys, __VA_ARGS__)
+#define WEFT_INFO(subsys, ...) WEFT_LOG(::weft::LogLevel::kInfo, subsys, __VA_ARGS__)
+#define WEFT_TRACE(subsys, ...) WEFT_LOG(::weft::LogLevel::kTrace, subsys, __VA_ARGS__)

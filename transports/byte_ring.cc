@@ -1,0 +1,55 @@
+#include "transports/byte_ring.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace weft {
+
+ByteRing::ByteRing(RingControl* control, char* data, size_t capacity, size_t publishBytes)
+    : control_(control), data_(data), capacity_(capacity), publishBytes_(publishBytes) {
+  cachedTail_ = control_->tail.load(std::memory_order_acquire);
+  cachedHead_ = control_->head.load(std::memory_order_acquire);
+}
+
+void ByteRing::initialize(RingControl* control) {
+  control->head.store(0, std::memory_order_relaxed);
+  control->tail.store(0, std::memory_order_relaxed);
+  control->closed.store(0, std::memory_order_release);
+}
+
+size_t ByteRing::write(const void* data, size_t bytes) {
+  const char* src = static_cast<const char*>(data);
+  uint64_t head = control_->head.load(std::memory_order_relaxed);
+  size_t done = 0;
+  while (done < bytes) {
+    size_t space = capacity_ - static_cast<size_t>(head - cachedTail_);
+    if (space == 0) {
+      cachedTail_ = control_->tail.load(std::memory_order_acquire);
+      space = capacity_ - static_cast<size_t>(head - cachedTail_);
+      if (space == 0) break;
+    }
+    size_t offset = static_cast<size_t>(head & (capacity_ - 1));
+    size_t n = std::min({bytes - done, space, capacity_ - offset, publishBytes_});
+    memcpy(data_ + offset, src + done, n);
+    head += n;
+    done += n;
+    control_->head.store(head, std::memory_order_release);
+  }
+  return done;
+}
+
+void ByteRing::peek(const void** data, size_t* bytes) {
+  uint64_t tail = control_->tail.load(std::memory_order_relaxed);
+  if (cachedHead_ == tail) cachedHead_ = control_->head.load(std::memory_order_acquire);
+  size_t avail = static_cast<size_t>(cachedHead_ - tail);
+  size_t offset = static_cast<size_t>(tail & (capacity_ - 1));
+  *bytes = std::min(avail, capacity_ - offset);
+  *data = *bytes > 0 ? data_ + offset : nullptr;
+}
+
+void ByteRing::consume(size_t bytes) {
+  uint64_t tail = control_->tail.load(std::memory_order_relaxed);
+  control_->tail.store(tail + bytes, std::memory_order_release);
+}
+
+}  // namespace weft

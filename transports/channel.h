@@ -1,0 +1,81 @@
+// Channel: messages over a Link. Each message carries a header (magic, version, communicator
+// tag, sequence number, length) that the receiver checks against what it posted before any
+// payload byte is copied: nothing from the wire is trusted.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "src/base/status.h"
+#include "transports/link.h"
+
+namespace weft {
+
+struct MessageHeader {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t flags;
+  uint64_t commTag;
+  uint64_t sequence;
+  uint64_t bytes;
+};
+static_assert(sizeof(MessageHeader) == 32);
+
+constexpr uint32_t kMessageMagic = 0x5746544du;  // "WFTM"
+constexpr uint16_t kMessageVersion = 1;
+
+// Takes payload pieces as they arrive, in order, for receives that do more than copy.
+class PayloadSink {
+ public:
+  virtual ~PayloadSink() = default;
+  virtual void accept(size_t offset, const void* data, size_t bytes) = 0;
+};
+
+struct OutgoingMessage {
+  const void* data = nullptr;
+  size_t bytes = 0;
+  // Progress, kept by the channel.
+  MessageHeader header{};
+  size_t headerSent = 0;
+  size_t sent = 0;
+  bool started = false;
+};
+
+struct IncomingMessage {
+  void* data = nullptr;       // where payload goes when sink is null
+  PayloadSink* sink = nullptr;
+  size_t bytes = 0;           // what the receiver expects
+  // Progress, kept by the channel.
+  MessageHeader header{};
+  size_t headerReceived = 0;
+  size_t received = 0;
+};
+
+class Channel {
+ public:
+  Channel() = default;
+  Channel(Link* link, uint64_t commTag, int rank, int peer)
+      : link_(link), commTag_(commTag), rank_(rank), peer_(peer) {}
+
+  // Move what can be moved now; *done once the whole message is through.
+  Status progressSend(OutgoingMessage& m, bool* done);
+  Status progressRecv(IncomingMessage& m, bool* done);
+
+  Link* link() const { return link_; }
+  int peer() const { return peer_; }
+  uint64_t sendSequence() const { return sendSequence_; }
+  uint64_t recvSequence() const { return recvSequence_; }
+
+ private:
+  Status checkHeader(const IncomingMessage& m) const;
+
+  Link* link_ = nullptr;
+  uint64_t commTag_ = 0;
+  int rank_ = -1;
+  int peer_ = -1;
+  uint64_t sendSequence_ = 0;
+  uint64_t recvSequence_ = 0;
+};
+
+}  // namespace weft

@@ -1,0 +1,24 @@
+#include "transports/link.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace weft {
+
+Status Link::read(void* data, size_t bytes, size_t* got) {
+  *got = 0;
+  char* out = static_cast<char*>(data);
+  while (*got < bytes) {
+    const void* view = nullptr;
+    size_t avail = 0;
+    WEFT_RETURN_IF_ERROR(peek(&view, &avail));
+    if (avail == 0) break;
+    size_t n = std::min(avail, bytes - *got);
+    memcpy(out + *got, view, n);
+    consume(n);
+    *got += n;
+  }
+  return okStatus();
+}
+
+}  // namespace weft

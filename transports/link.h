@@ -1,0 +1,40 @@
+// Link: a reliable, ordered byte stream to one peer, in both directions. Every transport
+// (shm, tcp, the in-process loopback) provides one; everything above sees only this.
+// All calls are non-blocking: they move what they can now and say how much.
+#pragma once
+
+#include <cstddef>
+
+#include "src/base/status.h"
+
+namespace weft {
+
+class Link {
+ public:
+  virtual ~Link() = default;
+
+  // Copies up to `bytes` of data into the outgoing stream; *written is 0 when it is full.
+  virtual Status write(const void* data, size_t bytes, size_t* written) = 0;
+
+  // Exposes incoming bytes that are contiguous in memory, without copying; *bytes is 0 when
+  // nothing has arrived. The view stays valid until consume().
+  virtual Status peek(const void** data, size_t* bytes) = 0;
+  // Releases the first `bytes` of what peek() exposed.
+  virtual void consume(size_t bytes) = 0;
+
+  // Copies up to `bytes` of incoming data into data. The default peeks and copies; a transport
+  // that can receive straight into the destination overrides it.
+  virtual Status read(void* data, size_t bytes, size_t* got);
+
+  // A slower check, made while a wait drags on: is the peer still there? A dead peer or one
+  // that closed the link gives weftRemoteError.
+  virtual Status checkPeer() { return okStatus(); }
+
+  // Tells the peer this side is gone (abort or destroy); its next calls report it.
+  virtual void close() = 0;
+
+  // "shm", "tcp" or "loopback", for log lines and error messages.
+  virtual const char* kind() const = 0;
+};
+
+}  // namespace weft

@@ -1,0 +1,39 @@
+// How a transport sets up its links at communicator init. Every rank calls each transport's
+// connect function once, collectively (the function all-gathers once through the bootstrap),
+// with the peers it must reach over that transport; peer lists are symmetric.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "src/base/socket.h"
+#include "src/base/status.h"
+#include "src/base/wait.h"
+#include "transports/link.h"
+
+namespace weft {
+
+using Blob = std::vector<uint8_t>;
+
+struct TransportContext {
+  int rank = 0;
+  int nranks = 0;
+  uint64_t commTag = 0;             // the communicator's id, carried in every handshake
+  std::array<uint8_t, 16> secret{};  // every connection must present it
+  Deadline deadline;
+  const AbortFlag* abort = nullptr;
+  SockAddr localAddress;  // this rank's address for incoming tcp connections (port 0)
+  int nSocketsPerPeer = 1;
+  size_t shmRingBytes = 1u << 20;
+  // Collective: every rank passes its blob and gets all of them, indexed by rank.
+  std::function<Status(const Blob& mine, std::vector<Blob>* all)> allGather;
+};
+
+// Fills links[i] with a link to peers[i].
+using ConnectFn = Status (*)(const TransportContext& ctx, const std::vector<int>& peers,
+                             std::vector<std::unique_ptr<Link>>* links);
+
+}  // namespace weft
