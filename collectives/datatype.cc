@@ -6,7 +6,9 @@ bool validType(weftDataType_t type) {
   return static_cast<int>(type) >= 0 && static_cast<int>(type) < weftNumTypes;
 }
 
-bool validOp(weftRedOp_t op) { return static_cast<int>(op) >= 0 && static_cast<int>(op) < weftNumOps; }
+bool validOp(weftRedOp_t op) {
+  return static_cast<int>(op) >= 0 && static_cast<int>(op) < weftNumOps;
+}
 
 size_t typeSize(weftDataType_t type) {
   switch (type) {

@@ -52,13 +52,13 @@ Status Executor::checkStep(const Step& s) const {
   };
   bool usesSrc = s.kind != StepKind::kRecv;
   bool usesDst = s.kind != StepKind::kSend;
-  bool usesPeer = s.kind == StepKind::kSend || s.kind == StepKind::kRecv ||
-                  s.kind == StepKind::kRecvReduce;
+  bool usesPeer =
+      s.kind == StepKind::kSend || s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce;
   if (s.count > 0 && ((usesSrc && !inBounds(s.src)) || (usesDst && !inBounds(s.dst)))) {
     return errorf(weftInternalError, "schedule step out of bounds: %s", describeStep(s).c_str());
   }
-  if (usesPeer && (s.peer < 0 || static_cast<size_t>(s.peer) >= peerIndex_.size() ||
-                   peerIndex_[s.peer] < 0)) {
+  if (usesPeer &&
+      (s.peer < 0 || static_cast<size_t>(s.peer) >= peerIndex_.size() || peerIndex_[s.peer] < 0)) {
     return errorf(weftInternalError, "schedule step names a peer without a link: %s",
                   describeStep(s).c_str());
   }
@@ -140,21 +140,29 @@ void Executor::computeDependencies() {
            hit(earlier.write, later.write) || hit(earlier.read1, later.write) ||
            hit(earlier.read2, later.write);
   };
+  // Zero-byte steps (signal/wait) touch no memory; they order the schedule instead, as fences
+  // after every earlier step and before every later one (a barrier signals only after it
+  // heard).
+  auto fence = [&](uint32_t i) { return steps_[i].count == 0; };
   std::vector<std::pair<uint32_t, uint32_t>> edges;
   for (uint32_t i = 0; i < steps_.size(); ++i) {
+    const bool fenceI = fence(i);
     for (uint32_t j = 0; j < i; ++j) {
-      if (conflict(state_[j], state_[i])) {
+      if (fenceI || fence(j) || conflict(state_[j], state_[i])) {
         edges.emplace_back(j, i);
         ++state_[i].depsLeft;
       }
     }
   }
   dependentsStart_.assign(steps_.size() + 1, 0);
-  for (const auto& e : edges) ++dependentsStart_[e.first + 1];
-  for (size_t i = 0; i < steps_.size(); ++i) dependentsStart_[i + 1] += dependentsStart_[i];
+  for (const auto& e : edges)
+    ++dependentsStart_[e.first + 1];
+  for (size_t i = 0; i < steps_.size(); ++i)
+    dependentsStart_[i + 1] += dependentsStart_[i];
   dependents_.assign(edges.size(), 0);
   std::vector<uint32_t> fill(dependentsStart_.begin(), dependentsStart_.end() - 1);
-  for (const auto& e : edges) dependents_[fill[e.first]++] = e.second;
+  for (const auto& e : edges)
+    dependents_[fill[e.first]++] = e.second;
 }
 
 void Executor::complete(uint32_t index) {
@@ -240,11 +248,12 @@ Status Executor::progress(bool* progressed) {
     runLocal(index);
     *progressed = true;
   }
+  // The context strings are formatted only on error: this loop is the hot path.
   for (PeerQueues& q : peers_) {
-    WEFT_RETURN_IF_ERROR(progressSends(q, progressed)
-                             .withContext(strprintf("sending to rank %d", q.peer)));
-    WEFT_RETURN_IF_ERROR(progressRecvs(q, progressed)
-                             .withContext(strprintf("receiving from rank %d", q.peer)));
+    Status st = progressSends(q, progressed);
+    if (!st.ok()) return st.withContext(strprintf("sending to rank %d", q.peer));
+    st = progressRecvs(q, progressed);
+    if (!st.ok()) return st.withContext(strprintf("receiving from rank %d", q.peer));
   }
   return okStatus();
 }
@@ -253,8 +262,7 @@ std::string Executor::describeWait() const {
   std::string out;
   int shown = 0;
   for (const PeerQueues& q : peers_) {
-    auto add = [&](const std::vector<uint32_t>& list, size_t head, const char* what,
-                   size_t moved) {
+    auto add = [&](const std::vector<uint32_t>& list, size_t head, const char* what, size_t moved) {
       if (head >= list.size() || shown >= 4) return;
       uint32_t index = list[head];
       if (!out.empty()) out += "; ";

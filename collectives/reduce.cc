@@ -51,16 +51,19 @@ void reducePlain(void* dst, const void* a, const void* b, size_t n) {
   if (dst == a) {
     T* __restrict d = static_cast<T*>(dst);
     const T* __restrict s = static_cast<const T*>(b);
-    for (size_t i = 0; i < n; ++i) d[i] = Op::apply(d[i], s[i]);
+    for (size_t i = 0; i < n; ++i)
+      d[i] = Op::apply(d[i], s[i]);
   } else if (dst == b) {
     T* __restrict d = static_cast<T*>(dst);
     const T* __restrict s = static_cast<const T*>(a);
-    for (size_t i = 0; i < n; ++i) d[i] = Op::apply(s[i], d[i]);
+    for (size_t i = 0; i < n; ++i)
+      d[i] = Op::apply(s[i], d[i]);
   } else {
     T* __restrict d = static_cast<T*>(dst);
     const T* __restrict x = static_cast<const T*>(a);
     const T* __restrict y = static_cast<const T*>(b);
-    for (size_t i = 0; i < n; ++i) d[i] = Op::apply(x[i], y[i]);
+    for (size_t i = 0; i < n; ++i)
+      d[i] = Op::apply(x[i], y[i]);
   }
 }
 
@@ -70,7 +73,8 @@ void reduceHalf(void* dst, const void* a, const void* b, size_t n) {
   uint16_t* d = static_cast<uint16_t*>(dst);
   const uint16_t* x = static_cast<const uint16_t*>(a);
   const uint16_t* y = static_cast<const uint16_t*>(b);
-  for (size_t i = 0; i < n; ++i) d[i] = FromFloat(Op::apply(ToFloat(x[i]), ToFloat(y[i])));
+  for (size_t i = 0; i < n; ++i)
+    d[i] = FromFloat(Op::apply(ToFloat(x[i]), ToFloat(y[i])));
 }
 
 template <typename Op>
@@ -105,19 +109,23 @@ template <typename T>
 void divideAll(void* buf, size_t n, int divisor) {
   T* p = static_cast<T*>(buf);
   if constexpr (std::is_floating_point_v<T>) {
-    for (size_t i = 0; i < n; ++i) p[i] = p[i] / static_cast<T>(divisor);
+    for (size_t i = 0; i < n; ++i)
+      p[i] = p[i] / static_cast<T>(divisor);
   } else if constexpr (std::is_signed_v<T>) {
-    for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(static_cast<int64_t>(p[i]) / divisor);
+    for (size_t i = 0; i < n; ++i)
+      p[i] = static_cast<T>(static_cast<int64_t>(p[i]) / divisor);
   } else {
     const auto d = static_cast<uint64_t>(divisor);
-    for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(static_cast<uint64_t>(p[i]) / d);
+    for (size_t i = 0; i < n; ++i)
+      p[i] = static_cast<T>(static_cast<uint64_t>(p[i]) / d);
   }
 }
 
 template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
 void divideHalf(void* buf, size_t n, int divisor) {
   uint16_t* p = static_cast<uint16_t*>(buf);
-  for (size_t i = 0; i < n; ++i) p[i] = FromFloat(ToFloat(p[i]) / static_cast<float>(divisor));
+  for (size_t i = 0; i < n; ++i)
+    p[i] = FromFloat(ToFloat(p[i]) / static_cast<float>(divisor));
 }
 
 }  // namespace

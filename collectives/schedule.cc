@@ -21,8 +21,12 @@ void Schedule::copy(Ref src, Ref dst, size_t count) {
 void Schedule::reduce(Ref src, Ref dst, size_t count) {
   if (count > 0) steps.push_back({StepKind::kReduce, -1, src, dst, count});
 }
-void Schedule::signal(int peer) { steps.push_back({StepKind::kSend, peer, {}, {}, 0}); }
-void Schedule::wait(int peer) { steps.push_back({StepKind::kRecv, peer, {}, {}, 0}); }
+void Schedule::signal(int peer) {
+  steps.push_back({StepKind::kSend, peer, {}, {}, 0});
+}
+void Schedule::wait(int peer) {
+  steps.push_back({StepKind::kRecv, peer, {}, {}, 0});
+}
 
 const char* collName(CollKind kind) {
   switch (kind) {
@@ -50,7 +54,8 @@ namespace {
 
 size_t vEnd(const size_t* counts, const size_t* displs, int n) {
   size_t end = 0;
-  for (int r = 0; r < n; ++r) end = std::max(end, displs[r] + counts[r]);
+  for (int r = 0; r < n; ++r)
+    end = std::max(end, displs[r] + counts[r]);
   return end;
 }
 

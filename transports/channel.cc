@@ -8,15 +8,17 @@ namespace {
 // Payloads are padded to 8 bytes so every message starts 8-aligned in the stream, and pieces a
 // link exposes in place are aligned for the element type.
 constexpr size_t kAlign = 8;
-size_t paddingOf(size_t bytes) { return (kAlign - bytes % kAlign) % kAlign; }
+size_t paddingOf(size_t bytes) {
+  return (kAlign - bytes % kAlign) % kAlign;
+}
 
 }  // namespace
 
 Status Channel::progressSend(OutgoingMessage& m, bool* done) {
   *done = false;
   if (!m.started) {
-    m.header = MessageHeader{kMessageMagic, kMessageVersion, 0, commTag_, sendSequence_++,
-                             static_cast<uint64_t>(m.bytes)};
+    m.header = MessageHeader{kMessageMagic, kMessageVersion, 0,
+                             commTag_,      sendSequence_++, static_cast<uint64_t>(m.bytes)};
     m.started = true;
   }
   while (m.headerSent < sizeof(MessageHeader)) {
@@ -53,8 +55,7 @@ Status Channel::checkHeader(const IncomingMessage& m) const {
                   peer_, h.magic, h.version, kMessageMagic, kMessageVersion);
   }
   if (h.commTag != commTag_) {
-    return errorf(weftInternalError, "message from rank %d belongs to another communicator",
-                  peer_);
+    return errorf(weftInternalError, "message from rank %d belongs to another communicator", peer_);
   }
   if (h.sequence != recvSequence_) {
     return errorf(weftInternalError, "message from rank %d out of order: #%llu, expected #%llu",

@@ -43,9 +43,9 @@ struct OutgoingMessage {
 };
 
 struct IncomingMessage {
-  void* data = nullptr;       // where payload goes when sink is null
+  void* data = nullptr;  // where payload goes when sink is null
   PayloadSink* sink = nullptr;
-  size_t bytes = 0;           // what the receiver expects
+  size_t bytes = 0;  // what the receiver expects
   // Progress, kept by the channel.
   MessageHeader header{};
   size_t headerReceived = 0;

@@ -21,7 +21,7 @@ using Blob = std::vector<uint8_t>;
 struct TransportContext {
   int rank = 0;
   int nranks = 0;
-  uint64_t commTag = 0;             // the communicator's id, carried in every handshake
+  uint64_t commTag = 0;              // the communicator's id, carried in every handshake
   std::array<uint8_t, 16> secret{};  // every connection must present it
   Deadline deadline;
   const AbortFlag* abort = nullptr;

@@ -16,7 +16,7 @@ extern "C" {
 #define WEFT_MAJOR 0
 #define WEFT_MINOR 1
 #define WEFT_PATCH 0
-#define WEFT_VERSION(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
+#define WEFT_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
 #define WEFT_VERSION_CODE WEFT_VERSION(WEFT_MAJOR, WEFT_MINOR, WEFT_PATCH)
 
 typedef struct weftComm* weftComm_t;
@@ -77,19 +77,19 @@ typedef struct {
   size_t size;
   unsigned int magic;
   unsigned int version;
-  int blocking;          /* 1: init returns when done; 0: returns weftInProgress, poll
-                            weftCommGetAsyncError */
-  int timeoutMs;         /* deadline of every wait; 0 waits forever (WEFT_TIMEOUT) */
-  const char* netName;   /* transport between ranks of one host: "shm", "tcp" or NULL for
-                            automatic (WEFT_TRANSPORT) */
-  int nSocketsPerPeer;   /* tcp sockets per peer (WEFT_NSOCKS_PERPEER) */
-  const char* commName;  /* shown in log lines and error messages */
+  int blocking;         /* 1: init returns when done; 0: returns weftInProgress, poll
+                           weftCommGetAsyncError */
+  int timeoutMs;        /* deadline of every wait; 0 waits forever (WEFT_TIMEOUT) */
+  const char* netName;  /* transport between ranks of one host: "shm", "tcp" or NULL for
+                           automatic (WEFT_TRANSPORT) */
+  int nSocketsPerPeer;  /* tcp sockets per peer (WEFT_NSOCKS_PERPEER) */
+  const char* commName; /* shown in log lines and error messages */
 } weftConfig_t;
 
-#define WEFT_CONFIG_INITIALIZER                                                       \
-  {                                                                                   \
+#define WEFT_CONFIG_INITIALIZER                                                        \
+  {                                                                                    \
     sizeof(weftConfig_t), WEFT_CONFIG_MAGIC, WEFT_VERSION_CODE, WEFT_CONFIG_UNDEF_INT, \
-        WEFT_CONFIG_UNDEF_INT, NULL, WEFT_CONFIG_UNDEF_INT, NULL                      \
+        WEFT_CONFIG_UNDEF_INT, NULL, WEFT_CONFIG_UNDEF_INT, NULL                       \
   }
 
 #define WEFT_SPLIT_NOCOLOR (-1)
@@ -120,11 +120,9 @@ const char* weftGetLastError(weftComm_t comm);
 
 /* Collectives */
 weftResult_t weftBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-                           weftDataType_t datatype, int root, weftComm_t comm,
-                           weftStream_t stream);
-weftResult_t weftReduce(const void* sendbuff, void* recvbuff, size_t count,
-                        weftDataType_t datatype, weftRedOp_t op, int root, weftComm_t comm,
-                        weftStream_t stream);
+                           weftDataType_t datatype, int root, weftComm_t comm, weftStream_t stream);
+weftResult_t weftReduce(const void* sendbuff, void* recvbuff, size_t count, weftDataType_t datatype,
+                        weftRedOp_t op, int root, weftComm_t comm, weftStream_t stream);
 weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
                            weftStream_t stream);
@@ -137,10 +135,9 @@ weftResult_t weftAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
 weftResult_t weftAllToAll(const void* sendbuff, void* recvbuff, size_t count,
                           weftDataType_t datatype, weftComm_t comm, weftStream_t stream);
 /* Counts and displacements in elements, one per rank, as in MPI_Alltoallv. */
-weftResult_t weftAllToAllv(const void* sendbuff, const size_t sendcounts[],
-                           const size_t sdispls[], void* recvbuff, const size_t recvcounts[],
-                           const size_t rdispls[], weftDataType_t datatype, weftComm_t comm,
-                           weftStream_t stream);
+weftResult_t weftAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
+                           void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
+                           weftDataType_t datatype, weftComm_t comm, weftStream_t stream);
 weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatype, int peer,
                       weftComm_t comm, weftStream_t stream);
 weftResult_t weftRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer,

@@ -97,8 +97,6 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   p.str("WEFT_HOSTID", &c.hostId);
   p.str("WEFT_ALGO", &c.algo);
   p.bytes("WEFT_CHUNK_BYTES", 64, &c.chunkBytes);
-  p.str("WEFT_COMM_ID", &c.commId);
-  p.str("WEFT_COMM_SECRET", &c.commSecret);
   *warnings = std::move(p.warnings);
   return c;
 }
@@ -150,7 +148,8 @@ const EnvConfig& env() {
   const EnvConfig& config = envWithoutWarnings();
   static std::once_flag warned;
   std::call_once(warned, [] {
-    for (const auto& w : gWarnings) WEFT_WARN(kEnv, "%s", w.c_str());
+    for (const auto& w : gWarnings)
+      WEFT_WARN(kEnv, "%s", w.c_str());
   });
   return config;
 }

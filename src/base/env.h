@@ -27,13 +27,11 @@ struct EnvConfig {
   std::string hostId;              // WEFT_HOSTID
 
   // Algorithms.
-  std::string algo;                // WEFT_ALGO
-  size_t chunkBytes = 1u << 20;    // WEFT_CHUNK_BYTES: pipelining slice of ring and tree
-
-  // Launch (read by weftCommInitFromEnv and weftGetUniqueId).
-  std::string commId;      // WEFT_COMM_ID: host:port of the rendezvous root
-  std::string commSecret;  // WEFT_COMM_SECRET: 32 hex digits shared by all ranks
+  std::string algo;              // WEFT_ALGO
+  size_t chunkBytes = 1u << 20;  // WEFT_CHUNK_BYTES: pipelining slice of ring and tree
 };
+// The launcher's variables (WEFT_RANK, WEFT_WORLD_SIZE, WEFT_COMM_ID, WEFT_COMM_SECRET and those
+// of mpirun, srun and torchrun) are read in src/bootstrap/launch_env.cc.
 
 // Parsed once, on first use. Bad values are reported at WARN and replaced by the default.
 const EnvConfig& env();

@@ -40,9 +40,9 @@ struct Logger {
     static const struct {
       const char* name;
       uint32_t bit;
-    } kNames[] = {{"INIT", kInit}, {"COLL", kColl}, {"NET", kNet},   {"SHM", kShm},
-                  {"BOOTSTRAP", kBootstrap},        {"ENV", kEnv},   {"P2P", kP2p},
-                  {"ALLOC", kAlloc},                {"TOPO", kTopo}, {"ALL", kAllSubsys}};
+    } kNames[] = {{"INIT", kInit},           {"COLL", kColl},    {"NET", kNet}, {"SHM", kShm},
+                  {"BOOTSTRAP", kBootstrap}, {"ENV", kEnv},      {"P2P", kP2p}, {"ALLOC", kAlloc},
+                  {"TOPO", kTopo},           {"ALL", kAllSubsys}};
     bool invert = !spec.empty() && spec[0] == '^';
     uint32_t mask = 0;
     size_t pos = invert ? 1 : 0;
@@ -123,7 +123,11 @@ void logPrint(LogLevel level, uint32_t /*subsys*/, const char* file, int line, c
   fflush(l.out);
 }
 
-void setLogRank(int rank) { tRank = rank; }
-int logRank() { return tRank; }
+void setLogRank(int rank) {
+  tRank = rank;
+}
+int logRank() {
+  return tRank;
+}
 
 }  // namespace weft

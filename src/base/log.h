@@ -31,10 +31,10 @@ int logRank();
 
 }  // namespace weft
 
-#define WEFT_LOG(level, subsys, ...)                                               \
-  do {                                                                             \
-    if (::weft::logEnabled(level, ::weft::subsys))                                 \
-      ::weft::logPrint(level, ::weft::subsys, __FILE__, __LINE__, __VA_ARGS__);    \
+#define WEFT_LOG(level, subsys, ...)                                            \
+  do {                                                                          \
+    if (::weft::logEnabled(level, ::weft::subsys))                              \
+      ::weft::logPrint(level, ::weft::subsys, __FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
 #define WEFT_WARN(subsys, ...) WEFT_LOG(::weft::LogLevel::kWarn, subsys, __VA_ARGS__)
 #define WEFT_INFO(subsys, ...) WEFT_LOG(::weft::LogLevel::kInfo, subsys, __VA_ARGS__)

@@ -9,8 +9,8 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "src/base/env.h"
@@ -25,7 +25,9 @@ bool aborted(const AbortFlag* abort) {
   return abort != nullptr && abort->load(std::memory_order_relaxed);
 }
 
-Status abortedStatus() { return Status(weftInvalidUsage, "communicator was aborted"); }
+Status abortedStatus() {
+  return Status(weftInvalidUsage, "communicator was aborted");
+}
 
 void setNonBlocking(int fd) {
   int flags = fcntl(fd, F_GETFL, 0);
@@ -101,10 +103,12 @@ Status SockAddr::parse(const std::string& text, SockAddr* out) {
   std::string port = "0";
   if (!text.empty() && text[0] == '[') {
     size_t close = text.find(']');
-    if (close == std::string::npos) return errorf(weftInvalidArgument, "bad address '%s'", text.c_str());
+    if (close == std::string::npos)
+      return errorf(weftInvalidArgument, "bad address '%s'", text.c_str());
     host = text.substr(1, close - 1);
     if (close + 1 < text.size()) {
-      if (text[close + 1] != ':') return errorf(weftInvalidArgument, "bad address '%s'", text.c_str());
+      if (text[close + 1] != ':')
+        return errorf(weftInvalidArgument, "bad address '%s'", text.c_str());
       port = text.substr(close + 2);
     }
   } else if (std::count(text.begin(), text.end(), ':') == 1) {
@@ -270,7 +274,8 @@ Status connectSocket(const SockAddr& address, Deadline deadline, const AbortFlag
       return errorf(weftTimeout, "timed out connecting to %s (%s)", address.toString().c_str(),
                     strerror(err));
     }
-    for (int i = 0; i < 64 && !backoff.sleeping(); ++i) backoff.pause();
+    for (int i = 0; i < 64 && !backoff.sleeping(); ++i)
+      backoff.pause();
     backoff.pause();
   }
 }

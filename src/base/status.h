@@ -26,7 +26,9 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status okStatus() { return {}; }
+inline Status okStatus() {
+  return {};
+}
 
 // printf-style constructors for error statuses.
 Status errorf(weftResult_t code, const char* format, ...) __attribute__((format(printf, 2, 3)));
@@ -38,8 +40,8 @@ std::string strprintf(const char* format, ...) __attribute__((format(printf, 1, 
 
 }  // namespace weft
 
-#define WEFT_RETURN_IF_ERROR(expr)            \
-  do {                                        \
-    ::weft::Status weft_status_ = (expr);     \
+#define WEFT_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::weft::Status weft_status_ = (expr);        \
     if (!weft_status_.ok()) return weft_status_; \
   } while (0)

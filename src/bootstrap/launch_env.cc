@@ -1,0 +1,160 @@
+#include "src/bootstrap/launch_env.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "src/base/env.h"
+#include "src/bootstrap/host_identity.h"
+#include "src/bootstrap/unique_id.h"
+
+namespace weft {
+namespace {
+
+std::optional<int> readInt(const EnvReader& env, const char* name) {
+  auto v = env(name);
+  if (!v) return std::nullopt;
+  char* end = nullptr;
+  long n = strtol(v->c_str(), &end, 10);
+  if (end == v->c_str() || *end != '\0') return std::nullopt;
+  return static_cast<int>(n);
+}
+
+struct Convention {
+  const char* launcher;
+  const char* rankVar;
+  const char* sizeVar;
+};
+
+// Tried in order; the first whose rank and size are both set wins.
+constexpr Convention kConventions[] = {
+    {"weft-run", "WEFT_RANK", "WEFT_WORLD_SIZE"},
+    {"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+    {"MPICH", "PMI_RANK", "PMI_SIZE"},
+    {"Slurm", "SLURM_PROCID", "SLURM_NTASKS"},
+    {"torchrun", "RANK", "WORLD_SIZE"},
+};
+
+bool parseSecret(const std::string& hex, Secret* out) {
+  if (hex.size() != 32) return false;
+  for (size_t i = 0; i < 16; ++i) {
+    char byte[3] = {hex[2 * i], hex[2 * i + 1], '\0'};
+    char* end = nullptr;
+    long v = strtol(byte, &end, 16);
+    if (*end != '\0') return false;
+    (*out)[i] = static_cast<uint8_t>(v);
+  }
+  return true;
+}
+
+// Without a secret from the launcher, all ranks derive the same one from the job's identity.
+// It keeps strangers of other jobs out, but anyone who can read the job's environment knows it.
+Secret deriveSecret(const EnvReader& env, const std::string& root) {
+  std::string identity = root;
+  for (const char* var : {"SLURM_JOB_ID", "SLURM_STEP_ID", "OMPI_MCA_ess_base_jobid",
+                          "PMIX_NAMESPACE", "TORCHELASTIC_RUN_ID"}) {
+    if (auto v = env(var)) identity += std::string("|") + var + "=" + *v;
+  }
+  Secret s{};
+  uint64_t a = hashString(identity);
+  uint64_t b = hashString(identity + "#weft");
+  memcpy(s.data(), &a, 8);
+  memcpy(s.data() + 8, &b, 8);
+  return s;
+}
+
+Status rootAddress(const EnvReader& env, const std::string& launcher, std::string* out) {
+  if (auto v = env("WEFT_COMM_ID")) {
+    *out = *v;
+    return okStatus();
+  }
+  if (auto addr = env("MASTER_ADDR")) {
+    // torchrun's own store listens on MASTER_PORT; the Weft root takes the port after it.
+    auto port = readInt(env, "MASTER_PORT");
+    if (!port) return Status(weftInvalidUsage, "MASTER_ADDR is set but MASTER_PORT is not");
+    *out = *addr + ":" + std::to_string(*port + 1);
+    return okStatus();
+  }
+  if (launcher == "Slurm") {
+    auto nodes = env("SLURM_STEP_NODELIST");
+    if (!nodes) nodes = env("SLURM_JOB_NODELIST");
+    auto job = readInt(env, "SLURM_JOB_ID");
+    if (nodes && job) {
+      int port = 20000 + (*job % 20000);  // the same on every node of the job, without talking
+      *out = firstSlurmHost(*nodes) + ":" + std::to_string(port);
+      return okStatus();
+    }
+  }
+  return errorf(weftInvalidUsage,
+                "no rendezvous address for %s ranks: set WEFT_COMM_ID=host:port (the host of "
+                "rank 0 and a free port)",
+                launcher.c_str());
+}
+
+}  // namespace
+
+std::string firstSlurmHost(const std::string& nodelist) {
+  size_t comma = nodelist.find(',');
+  size_t bracket = nodelist.find('[');
+  if (bracket == std::string::npos || (comma != std::string::npos && comma < bracket)) {
+    return nodelist.substr(0, comma);
+  }
+  std::string prefix = nodelist.substr(0, bracket);
+  size_t end = nodelist.find_first_of("-,]", bracket + 1);
+  return prefix + nodelist.substr(bracket + 1, end - bracket - 1);
+}
+
+Status readLaunchInfo(const EnvReader& env, LaunchInfo* out) {
+  *out = LaunchInfo();
+  for (const Convention& c : kConventions) {
+    auto rank = readInt(env, c.rankVar);
+    auto size = readInt(env, c.sizeVar);
+    if (!rank || !size) continue;
+    if (*size <= 0 || *rank < 0 || *rank >= *size) {
+      return errorf(weftInvalidArgument, "%s=%d and %s=%d do not name a rank", c.rankVar, *rank,
+                    c.sizeVar, *size);
+    }
+    out->rank = *rank;
+    out->size = *size;
+    out->launcher = c.launcher;
+    WEFT_RETURN_IF_ERROR(rootAddress(env, out->launcher, &out->rootAddress));
+    if (auto hex = env("WEFT_COMM_SECRET")) {
+      if (!parseSecret(*hex, &out->secret)) {
+        return Status(weftInvalidArgument, "WEFT_COMM_SECRET must be 32 hex digits");
+      }
+      out->secretFromLauncher = true;
+    } else {
+      out->secret = deriveSecret(env, out->rootAddress);
+    }
+    return okStatus();
+  }
+  return Status(weftInvalidUsage,
+                "no launcher environment found: set WEFT_RANK and WEFT_WORLD_SIZE (or run under "
+                "weft-run, mpirun, srun or torchrun)");
+}
+
+Status readLaunchInfo(LaunchInfo* out) {
+  return readLaunchInfo([](const char* name) { return getEnv(name); }, out);
+}
+
+}  // namespace weft
+
+namespace weft {
+
+Status idFromLaunchInfo(const LaunchInfo& info, UniqueIdData* out) {
+  SockAddr root;
+  WEFT_RETURN_IF_ERROR(SockAddr::parse(info.rootAddress, &root));
+  if (root.port() == 0) {
+    return errorf(weftInvalidArgument, "rendezvous address '%s' needs a port",
+                  info.rootAddress.c_str());
+  }
+  UniqueIdData id;
+  id.root = WireAddress::from(root);
+  id.secret = info.secret;
+  std::string secretText(reinterpret_cast<const char*>(info.secret.data()), info.secret.size());
+  id.commTag = hashString(info.rootAddress + "|" + secretText);
+  id.rootStartedByRank0 = true;
+  *out = id;
+  return okStatus();
+}
+
+}  // namespace weft

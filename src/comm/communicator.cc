@@ -1,0 +1,237 @@
+#include "src/comm/communicator.h"
+
+#include <algorithm>
+
+#include "src/base/env.h"
+#include "src/base/log.h"
+#include "src/base/wait.h"
+#include "transports/shm/shm_transport.h"
+#include "transports/tcp/tcp_transport.h"
+
+namespace weft {
+namespace {
+
+// Starting points for the cost model until it is calibrated by measurement.
+constexpr LinkModel kShmModel{1.0, 8.0, 10.0};
+constexpr LinkModel kTcpModel{20.0, 2.0, 10.0};
+
+Status chooseLocalAddress(const SockAddr& root, SockAddr* out) {
+  if (!env().socketIfname.empty() || !env().socketFamily.empty()) {
+    NetInterface ni;
+    WEFT_RETURN_IF_ERROR(defaultInterface(&ni));
+    *out = ni.address;
+    out->setPort(0);
+    return okStatus();
+  }
+  // The interface that reaches the root reaches the other ranks too.
+  return localAddressFor(root, out);
+}
+
+}  // namespace
+
+Communicator::Communicator(int rank, int nranks, CommConfig config)
+    : rank_(rank), nranks_(nranks), config_(std::move(config)) {}
+
+Communicator::~Communicator() {
+  if (initThread_.joinable()) initThread_.join();
+  closeLinks();
+}
+
+std::string Communicator::describe() const {
+  std::string s = strprintf("rank %d of %d", rank_, nranks_);
+  if (!config_.name.empty()) s += " (" + config_.name + ")";
+  return s;
+}
+
+AlgoParams Communicator::algoParams(size_t elemSize) const {
+  AlgoParams p;
+  p.chunkCount = std::max<size_t>(1, config_.chunkBytes / std::max<size_t>(1, elemSize));
+  return p;
+}
+
+Status Communicator::connect(const UniqueIdData& id) {
+  setLogRank(rank_);
+  Status s = AlgoOverride::parse(config_.algo, &algoOverride_);
+  if (s.ok()) {
+    SockAddr local;
+    s = chooseLocalAddress(id.root.toSockAddr(), &local);
+    if (s.ok()) s = connectTransports(id, local);
+  }
+  if (!s.ok()) {
+    s = s.withContext(strprintf("rank %d of %d could not join the communicator", rank_, nranks_));
+    fail(s);
+    if (bootstrap_) bootstrap_->shutdown();  // neighbours waiting on us give up at once
+    return s;
+  }
+  state_.store(State::kReady);
+  return okStatus();
+}
+
+Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& localAddress) {
+  Bootstrap::Options bo;
+  bo.rank = rank_;
+  bo.nranks = nranks_;
+  bo.localAddress = localAddress;
+  bo.timeoutMs = config_.timeoutMs;
+  bo.abort = &abort_;
+  WEFT_RETURN_IF_ERROR(Bootstrap::create(id, bo, &bootstrap_));
+
+  const auto& ranks = bootstrap_->ranks();
+  std::vector<int> shmPeers;
+  std::vector<int> tcpPeers;
+  for (int r = 0; r < nranks_; ++r) {
+    if (r == rank_) continue;
+    bool sameHost = ranks[r].hostHash == ranks[rank_].hostHash;
+    (sameHost && config_.transport != "tcp" ? shmPeers : tcpPeers).push_back(r);
+  }
+  TransportContext ctx;
+  ctx.rank = rank_;
+  ctx.nranks = nranks_;
+  ctx.commTag = id.commTag;
+  ctx.secret = id.secret;
+  ctx.deadline = Deadline::after(config_.timeoutMs);
+  ctx.abort = &abort_;
+  ctx.localAddress = localAddress;
+  ctx.nSocketsPerPeer = config_.nSocketsPerPeer;
+  ctx.shmRingBytes = config_.shmRingBytes;
+  ctx.allGather = [this](const Blob& mine, std::vector<Blob>* all) {
+    return bootstrap_->allGather(mine, all);
+  };
+  std::vector<std::unique_ptr<Link>> shmLinks;
+  std::vector<std::unique_ptr<Link>> tcpLinks;
+  WEFT_RETURN_IF_ERROR(shm::connect(ctx, shmPeers, &shmLinks).withContext("shm transport"));
+  WEFT_RETURN_IF_ERROR(tcp::connect(ctx, tcpPeers, &tcpLinks).withContext("tcp transport"));
+
+  {
+    std::lock_guard<std::mutex> lock(linksMutex_);  // abort() may close them from another thread
+    links_.resize(static_cast<size_t>(nranks_));
+    for (size_t i = 0; i < shmPeers.size(); ++i)
+      links_[shmPeers[i]] = std::move(shmLinks[i]);
+    for (size_t i = 0; i < tcpPeers.size(); ++i)
+      links_[tcpPeers[i]] = std::move(tcpLinks[i]);
+  }
+  channels_.resize(static_cast<size_t>(nranks_));
+  channelPtrs_.assign(static_cast<size_t>(nranks_), nullptr);
+  for (int r = 0; r < nranks_; ++r) {
+    if (!links_[r]) continue;
+    channels_[r] = Channel(links_[r].get(), id.commTag, rank_, r);
+    channelPtrs_[r] = &channels_[r];
+  }
+  linkModel_ = tcpPeers.empty() ? kShmModel : kTcpModel;
+  // Every rank must have connected before any uses its links.
+  WEFT_RETURN_IF_ERROR(bootstrap_->barrier().withContext("waiting for all ranks to connect"));
+  WEFT_INFO(kInit, "%s ready: shm to %zu peers, tcp to %zu peers, host %s", describe().c_str(),
+            shmPeers.size(), tcpPeers.size(), ranks[rank_].hostname);
+  return okStatus();
+}
+
+void Communicator::connectInBackground(const UniqueIdData& id) {
+  initThread_ = std::thread([this, id] {
+    Status ignored = connect(id);  // the outcome is kept in state_ and error_
+    (void)ignored;
+  });
+}
+
+Status Communicator::waitUntilReady() {
+  Backoff backoff;
+  while (state_.load() == State::kInitializing)
+    backoff.pause();
+  return usable();
+}
+
+char* Communicator::scratch(size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return scratch_.data();
+}
+
+Status Communicator::waitForTurn(uint64_t ticket) {
+  Backoff backoff;
+  Deadline deadline = Deadline::after(config_.timeoutMs);
+  while (doneTicket_.load(std::memory_order_acquire) != ticket) {
+    WEFT_RETURN_IF_ERROR(usable());
+    if (deadline.expired()) {
+      return errorf(weftTimeout, "%s: timed out waiting for earlier operations to finish",
+                    describe().c_str());
+    }
+    backoff.pause();
+  }
+  return okStatus();
+}
+
+Status Communicator::drain() {
+  uint64_t last = nextTicket_.load();
+  Backoff backoff;
+  Deadline deadline = Deadline::after(config_.timeoutMs);
+  while (doneTicket_.load(std::memory_order_acquire) < last) {
+    if (deadline.expired()) {
+      return errorf(weftTimeout, "%s: timed out waiting for queued operations", describe().c_str());
+    }
+    backoff.pause();
+  }
+  return usable();
+}
+
+Status Communicator::usable() const {
+  if (abort_.load()) return Status(weftInvalidUsage, describe() + " was aborted");
+  std::lock_guard<std::mutex> lock(errorMutex_);
+  if (!error_.ok()) {
+    return Status(error_.code(), describe() + " failed earlier: " + error_.message());
+  }
+  if (state_.load() == State::kFinalized) {
+    return Status(weftInvalidUsage, describe() + " was finalized");
+  }
+  return okStatus();
+}
+
+void Communicator::fail(const Status& status) {
+  {
+    std::lock_guard<std::mutex> lock(errorMutex_);
+    if (!error_.ok()) return;
+    error_ = status;
+  }
+  WEFT_WARN(kInit, "%s: %s", describe().c_str(), status.message().c_str());
+  if (state_.load() == State::kInitializing) state_.store(State::kFailed);
+  closeLinks();
+}
+
+void Communicator::abort() {
+  // While init runs, its thread owns the bootstrap; it sees the flag and stops by itself.
+  bool initializing = state_.load() == State::kInitializing;
+  abort_.store(true);
+  fail(Status(weftInvalidUsage, "aborted by weftCommAbort"));
+  if (!initializing && bootstrap_) bootstrap_->shutdown();
+}
+
+weftResult_t Communicator::asyncError() const {
+  if (state_.load() == State::kInitializing) return weftInProgress;
+  std::lock_guard<std::mutex> lock(errorMutex_);
+  return error_.code();
+}
+
+Status Communicator::checkPeers(const std::vector<int>& peers) {
+  for (int p : peers) {
+    if (p >= 0 && p < nranks_ && links_.size() == static_cast<size_t>(nranks_) && links_[p]) {
+      WEFT_RETURN_IF_ERROR(links_[p]->checkPeer().withContext(strprintf("rank %d", p)));
+    }
+  }
+  return okStatus();
+}
+
+void Communicator::closeLinks() {
+  std::lock_guard<std::mutex> lock(linksMutex_);
+  for (auto& l : links_) {
+    if (l) l->close();
+  }
+}
+
+void Communicator::setLastError(const std::string& message) {
+  std::lock_guard<std::mutex> lock(errorMutex_);
+  lastError_ = message;
+}
+
+std::string Communicator::lastError() const {
+  std::lock_guard<std::mutex> lock(errorMutex_);
+  return lastError_;
+}
+
+}  // namespace weft

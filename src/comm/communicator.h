@@ -1,0 +1,105 @@
+// Communicator: one rank's membership in a group of ranks. It ties the layers together at init:
+// the bootstrap meets the peers, the topology of hosts decides shm or tcp per peer, transports
+// connect, and collectives get channels, a cost model and an issue order.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectives/algo_override.h"
+#include "collectives/cost_model.h"
+#include "collectives/schedule.h"
+#include "src/base/status.h"
+#include "src/bootstrap/bootstrap.h"
+#include "src/comm/config.h"
+#include "transports/channel.h"
+
+namespace weft {
+
+class Communicator {
+ public:
+  enum class State { kInitializing, kReady, kFailed, kFinalized };
+
+  Communicator(int rank, int nranks, CommConfig config);
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  // Joins the communicator the id names; blocks until every rank has joined.
+  Status connect(const UniqueIdData& id);
+  // The same in a background thread (config.blocking = 0); waitUntilReady() waits for it.
+  void connectInBackground(const UniqueIdData& id);
+  Status waitUntilReady();
+  State state() const { return state_.load(); }
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  const CommConfig& config() const { return config_; }
+  Channel* const* channels() const { return channelPtrs_.data(); }
+  const LinkModel& linkModel() const { return linkModel_; }
+  const AlgoOverride& algoOverride() const { return algoOverride_; }
+  AlgoParams algoParams(size_t elemSize) const;
+  Bootstrap& bootstrap() { return *bootstrap_; }
+  std::string describe() const;  // "rank 2 of 4 (name)"
+
+  // Scratch memory for the running operation; grows, never shrinks.
+  char* scratch(size_t bytes);
+
+  // Operations run in the order they were issued, whatever thread or stream runs them.
+  uint64_t takeTicket() { return nextTicket_.fetch_add(1); }
+  Status waitForTurn(uint64_t ticket);
+  void endTurn() { doneTicket_.fetch_add(1); }
+  // Waits until every operation issued so far has run.
+  Status drain();
+  uint64_t nextSequence() { return sequence_++; }
+
+  // Errors. The first one sticks: the communicator is unusable afterwards, and its links are
+  // closed so the peers find out at once instead of at their timeout.
+  Status usable() const;
+  void fail(const Status& status);
+  void abort();
+  const AbortFlag* abortFlag() const { return &abort_; }
+  bool aborted() const { return abort_.load(); }
+  weftResult_t asyncError() const;
+  // Asks the transports whether these peers are still there.
+  Status checkPeers(const std::vector<int>& peers);
+
+  void setLastError(const std::string& message);
+  std::string lastError() const;
+
+  void markFinalized() { state_.store(State::kFinalized); }
+
+ private:
+  Status connectTransports(const UniqueIdData& id, const SockAddr& localAddress);
+  void closeLinks();
+
+  const int rank_;
+  const int nranks_;
+  const CommConfig config_;
+  std::unique_ptr<Bootstrap> bootstrap_;
+  std::vector<std::unique_ptr<Link>> links_;  // by rank; null for self
+  std::vector<Channel> channels_;
+  std::vector<Channel*> channelPtrs_;
+  LinkModel linkModel_;
+  AlgoOverride algoOverride_;
+  std::vector<char> scratch_;
+
+  std::atomic<State> state_{State::kInitializing};
+  std::thread initThread_;
+  AbortFlag abort_{false};
+  std::atomic<uint64_t> nextTicket_{0};
+  std::atomic<uint64_t> doneTicket_{0};
+  uint64_t sequence_ = 0;
+
+  mutable std::mutex errorMutex_;
+  Status error_;
+  std::string lastError_;
+  std::mutex linksMutex_;
+};
+
+}  // namespace weft

@@ -1,0 +1,57 @@
+#include "src/comm/config.h"
+
+#include <cstring>
+
+#include "src/base/env.h"
+
+namespace weft {
+
+Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
+  const EnvConfig& e = env();
+  CommConfig c;
+  c.timeoutMs = e.timeoutMs;
+  c.transport = e.transport;
+  c.nSocketsPerPeer = e.nSocketsPerPeer;
+  c.shmRingBytes = e.shmRingBytes;
+  c.chunkBytes = e.chunkBytes;
+  c.algo = e.algo;
+  if (user != nullptr) {
+    if (user->magic != WEFT_CONFIG_MAGIC || user->size < sizeof(weftConfig_t)) {
+      return Status(weftInvalidArgument, "config was not initialised with WEFT_CONFIG_INITIALIZER");
+    }
+    if (user->blocking != WEFT_CONFIG_UNDEF_INT) {
+      if (user->blocking != 0 && user->blocking != 1) {
+        return errorf(weftInvalidArgument, "config.blocking must be 0 or 1, not %d",
+                      user->blocking);
+      }
+      c.blocking = user->blocking == 1;
+    }
+    if (user->timeoutMs != WEFT_CONFIG_UNDEF_INT) {
+      if (user->timeoutMs < 0) {
+        return errorf(weftInvalidArgument, "config.timeoutMs must be >= 0, not %d",
+                      user->timeoutMs);
+      }
+      c.timeoutMs = user->timeoutMs;
+    }
+    if (user->netName != nullptr) {
+      if (strcmp(user->netName, "shm") != 0 && strcmp(user->netName, "tcp") != 0 &&
+          strcmp(user->netName, "auto") != 0) {
+        return errorf(weftInvalidArgument, "config.netName '%s' is not shm, tcp or auto",
+                      user->netName);
+      }
+      c.transport = user->netName;
+    }
+    if (user->nSocketsPerPeer != WEFT_CONFIG_UNDEF_INT) {
+      if (user->nSocketsPerPeer < 1 || user->nSocketsPerPeer > 16) {
+        return errorf(weftInvalidArgument, "config.nSocketsPerPeer must be 1..16, not %d",
+                      user->nSocketsPerPeer);
+      }
+      c.nSocketsPerPeer = user->nSocketsPerPeer;
+    }
+    if (user->commName != nullptr) c.name = user->commName;
+  }
+  *out = c;
+  return okStatus();
+}
+
+}  // namespace weft

@@ -1,0 +1,27 @@
+// A communicator's settings: weftConfig_t where the caller set a field, else the WEFT_*
+// environment, else the default.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "src/base/status.h"
+#include "weft/weft.h"
+
+namespace weft {
+
+struct CommConfig {
+  bool blocking = true;
+  int64_t timeoutMs = 0;
+  std::string transport = "auto";  // auto | shm | tcp
+  int nSocketsPerPeer = 1;
+  std::string name;
+  size_t shmRingBytes = 0;
+  size_t chunkBytes = 0;
+  std::string algo;
+};
+
+// user may be nullptr. Checks the struct's size, magic and version, and each field's range.
+Status resolveConfig(const weftConfig_t* user, CommConfig* out);
+
+}  // namespace weft

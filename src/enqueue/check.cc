@@ -1,0 +1,112 @@
+#include "src/enqueue/check.h"
+
+#include "collectives/datatype.h"
+#include "src/comm/communicator.h"
+
+namespace weft {
+namespace {
+
+bool overlaps(const void* a, size_t aBytes, const void* b, size_t bBytes) {
+  auto pa = reinterpret_cast<uintptr_t>(a);
+  auto pb = reinterpret_cast<uintptr_t>(b);
+  return aBytes > 0 && bBytes > 0 && pa < pb + bBytes && pb < pa + aBytes;
+}
+
+Status needBuffer(const void* p, const char* name, size_t count, const char* coll) {
+  if (p == nullptr && count > 0) {
+    return errorf(weftInvalidArgument, "%s: %s is NULL with count %zu", coll, name, count);
+  }
+  return okStatus();
+}
+
+// In-place calls must alias exactly where the collective allows; any other overlap is an error.
+Status checkAliasing(const Op& op, size_t sendBytes, size_t recvBytes, size_t inPlaceOffset) {
+  const char* name = collName(op.args.kind);
+  if (!overlaps(op.sendbuff, sendBytes, op.recvbuff, recvBytes)) return okStatus();
+  if (op.args.kind == CollKind::kAllToAll || op.args.kind == CollKind::kAllToAllv) {
+    return errorf(weftInvalidArgument,
+                  "%s: send and receive buffers overlap; %s cannot run in "
+                  "place",
+                  name, name);
+  }
+  auto s = reinterpret_cast<uintptr_t>(op.sendbuff);
+  auto r = reinterpret_cast<uintptr_t>(op.recvbuff);
+  bool exact =
+      op.args.kind == CollKind::kReduceScatter ? r == s + inPlaceOffset : s == r + inPlaceOffset;
+  if (!exact) {
+    return errorf(weftInvalidArgument,
+                  "%s: send and receive buffers overlap without being the in-place layout", name);
+  }
+  return okStatus();
+}
+
+Status checkCollective(const Op& op) {
+  const CollArgs a = argsOf(op);
+  const char* name = collName(a.kind);
+  const int n = a.nranks;
+  if (!validType(op.type)) {
+    return errorf(weftInvalidArgument, "%s: unknown data type %d", name, static_cast<int>(op.type));
+  }
+  bool reduces = a.kind == CollKind::kReduce || a.kind == CollKind::kAllReduce ||
+                 a.kind == CollKind::kReduceScatter;
+  if (reduces && !validOp(op.redop)) {
+    return errorf(weftInvalidArgument, "%s: unknown reduction operator %d", name,
+                  static_cast<int>(op.redop));
+  }
+  bool rooted = a.kind == CollKind::kBroadcast || a.kind == CollKind::kReduce;
+  if (rooted && (a.root < 0 || a.root >= n)) {
+    return errorf(weftInvalidArgument, "%s: root %d is out of range (communicator of %d ranks)",
+                  name, a.root, n);
+  }
+  const size_t es = typeSize(op.type);
+  size_t sendCount = sendBufferCount(a);
+  size_t recvCount = recvBufferCount(a);
+  const size_t limit = SIZE_MAX / es / static_cast<size_t>(n);
+  if (a.count > limit)
+    return errorf(weftInvalidArgument, "%s: count %zu is too large", name, a.count);
+  // Buffers a rank does not use may be NULL: non-roots' send buffer in broadcast, non-roots'
+  // receive buffer in reduce.
+  bool usesSend = !(a.kind == CollKind::kBroadcast && a.rank != a.root);
+  bool usesRecv = !(a.kind == CollKind::kReduce && a.rank != a.root);
+  if (usesSend) WEFT_RETURN_IF_ERROR(needBuffer(op.sendbuff, "sendbuff", sendCount, name));
+  if (usesRecv) WEFT_RETURN_IF_ERROR(needBuffer(op.recvbuff, "recvbuff", recvCount, name));
+  if (!usesSend || !usesRecv) return okStatus();
+  size_t inPlaceOffset = 0;
+  if (a.kind == CollKind::kAllGather || a.kind == CollKind::kReduceScatter) {
+    inPlaceOffset = static_cast<size_t>(a.rank) * a.count * es;
+  }
+  return checkAliasing(op, sendCount * es, recvCount * es, inPlaceOffset);
+}
+
+Status checkAllToAllv(const Op& op) {
+  if (op.vcounts.size() != 4 * static_cast<size_t>(op.args.nranks)) {
+    return Status(weftInvalidArgument, "all_to_allv: counts and displacements must not be NULL");
+  }
+  return okStatus();
+}
+
+}  // namespace
+
+Status checkOp(const Op& op) {
+  const int n = op.comm->nranks();
+  if (op.kind != OpKind::kCollective) {
+    const char* name = op.kind == OpKind::kSend ? "send" : "recv";
+    if (!validType(op.type)) {
+      return errorf(weftInvalidArgument, "%s: unknown data type %d", name,
+                    static_cast<int>(op.type));
+    }
+    if (op.peer < 0 || op.peer >= n) {
+      return errorf(weftInvalidArgument, "%s: peer %d is out of range (communicator of %d ranks)",
+                    name, op.peer, n);
+    }
+    if (op.count > SIZE_MAX / typeSize(op.type)) {
+      return errorf(weftInvalidArgument, "%s: count %zu is too large", name, op.count);
+    }
+    const void* buf = op.kind == OpKind::kSend ? op.sendbuff : op.recvbuff;
+    return needBuffer(buf, op.kind == OpKind::kSend ? "sendbuff" : "recvbuff", op.count, name);
+  }
+  if (op.args.kind == CollKind::kAllToAllv) WEFT_RETURN_IF_ERROR(checkAllToAllv(op));
+  return checkCollective(op);
+}
+
+}  // namespace weft

@@ -1,0 +1,102 @@
+#include "src/enqueue/group.h"
+
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "src/comm/communicator.h"
+#include "src/enqueue/runner.h"
+#include "src/enqueue/stream.h"
+
+namespace weft {
+namespace {
+
+struct GroupState {
+  int depth = 0;
+  std::vector<Op> ops;
+  std::vector<Communicator*> inits;
+  Status error;  // the first failed call inside the group; the group then runs nothing
+};
+
+thread_local GroupState tGroup;
+
+// Splits ops by stream and, within a stream, by communicator (in first-appearance order), and
+// takes each communicator's ticket now, in the caller's program order.
+Status launch(std::vector<Op> ops) {
+  std::vector<std::pair<weftStream_t, std::vector<CommWork>>> byStream;
+  for (Op& op : ops) {
+    auto s = byStream.begin();
+    while (s != byStream.end() && s->first != op.stream)
+      ++s;
+    if (s == byStream.end()) s = byStream.insert(byStream.end(), {op.stream, {}});
+    auto w = s->second.begin();
+    while (w != s->second.end() && w->comm != op.comm)
+      ++w;
+    if (w == s->second.end()) {
+      w = s->second.insert(s->second.end(), CommWork{});
+      w->comm = op.comm;
+    }
+    (op.kind == OpKind::kCollective ? w->collectives : w->p2p).push_back(std::move(op));
+  }
+  for (auto& [stream, works] : byStream) {
+    for (CommWork& w : works)
+      w.ticket = w.comm->takeTicket();
+  }
+  Status first;
+  for (auto& [stream, works] : byStream) {
+    if (stream == nullptr) {
+      Status s = runWorks(works);
+      if (first.ok()) first = s;
+    } else {
+      auto shared = std::make_shared<std::vector<CommWork>>(std::move(works));
+      stream->enqueue([shared] { return runWorks(*shared); });
+    }
+  }
+  return first;
+}
+
+}  // namespace
+
+bool inGroup() {
+  return tGroup.depth > 0;
+}
+
+void deferInit(Communicator* comm) {
+  tGroup.inits.push_back(comm);
+}
+
+Status submitOp(Op op) {
+  if (tGroup.depth > 0) {
+    tGroup.ops.push_back(std::move(op));
+    return okStatus();
+  }
+  std::vector<Op> one;
+  one.push_back(std::move(op));
+  return launch(std::move(one));
+}
+
+void noteGroupError(const Status& status) {
+  if (tGroup.depth > 0 && tGroup.error.ok()) tGroup.error = status;
+}
+
+Status groupStart() {
+  ++tGroup.depth;
+  return okStatus();
+}
+
+Status groupEnd() {
+  if (tGroup.depth == 0) return Status(weftInvalidUsage, "weftGroupEnd without weftGroupStart");
+  if (--tGroup.depth > 0) return okStatus();
+  GroupState g = std::move(tGroup);
+  tGroup = GroupState();
+  Status first = g.error;
+  for (Communicator* c : g.inits) {
+    Status s = c->waitUntilReady();
+    if (first.ok()) first = s;
+  }
+  if (!first.ok()) return first;
+  return launch(std::move(g.ops));
+}
+
+}  // namespace weft

@@ -1,0 +1,252 @@
+#include "tests/api/collective_checks.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "tests/api/reference.h"
+
+namespace weft::test {
+namespace {
+
+constexpr char kSentinel = 0x5a;
+
+struct Ctx {
+  weftComm_t comm;
+  weftStream_t stream;
+  int rank;
+  int n;
+};
+
+std::vector<double> inputs(int rank, size_t begin, size_t count, weftRedOp_t op,
+                           weftDataType_t type) {
+  std::vector<double> v(count);
+  for (size_t i = 0; i < count; ++i)
+    v[i] = inputValue(rank, begin + i, op, type);
+  return v;
+}
+
+// Reduction over all ranks of element `index` of their inputs.
+double reducedAt(int n, size_t index, weftRedOp_t op, weftDataType_t type) {
+  std::vector<double> vals(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r)
+    vals[r] = inputValue(r, index, op, type);
+  return reduceValues(op, type, vals);
+}
+
+void finish(const Ctx& c, weftResult_t r) {
+  ASSERT_EQ(r, weftSuccess) << weftGetErrorString(r) << ": " << weftGetLastError(c.comm);
+  if (c.stream != nullptr) {
+    weftResult_t s = weftStreamSynchronize(c.stream);
+    ASSERT_EQ(s, weftSuccess) << weftGetErrorString(s) << ": " << weftGetLastError(c.comm);
+  }
+}
+
+std::string label(const char* coll, weftDataType_t type, weftRedOp_t op, size_t count, bool inPlace,
+                  int root = -1) {
+  std::string s = std::string(coll) + " " + nameOf(type) + " " + nameOf(op) + " count " +
+                  std::to_string(count) + (inPlace ? " in-place" : " out-of-place");
+  if (root >= 0) s += " root " + std::to_string(root);
+  return s;
+}
+
+void allReduce(const Ctx& c, weftDataType_t type, weftRedOp_t op, size_t count, bool inPlace) {
+  SCOPED_TRACE(label("all_reduce", type, op, count, inPlace));
+  std::vector<char> send = encode(type, inputs(c.rank, 0, count, op, type));
+  std::vector<char> recv(send.size(), kSentinel);
+  void* out = inPlace ? send.data() : recv.data();
+  finish(c, weftAllReduce(send.data(), out, count, type, op, c.comm, c.stream));
+  std::vector<double> expected(count);
+  for (size_t i = 0; i < count; ++i)
+    expected[i] = reducedAt(c.n, i, op, type);
+  EXPECT_EQ(compare(type, op, c.n, out, expected), "");
+}
+
+void reduce(const Ctx& c, weftDataType_t type, weftRedOp_t op, size_t count, bool inPlace,
+            int root) {
+  SCOPED_TRACE(label("reduce", type, op, count, inPlace, root));
+  std::vector<char> send = encode(type, inputs(c.rank, 0, count, op, type));
+  const std::vector<char> original = send;
+  std::vector<char> recv(send.size(), kSentinel);
+  void* out = inPlace ? send.data() : recv.data();
+  finish(c, weftReduce(send.data(), out, count, type, op, root, c.comm, c.stream));
+  if (c.rank == root) {
+    std::vector<double> expected(count);
+    for (size_t i = 0; i < count; ++i)
+      expected[i] = reducedAt(c.n, i, op, type);
+    EXPECT_EQ(compare(type, op, c.n, out, expected), "");
+  } else if (!inPlace) {
+    EXPECT_EQ(recv, std::vector<char>(recv.size(), kSentinel)) << "a non-root's recvbuff changed";
+    EXPECT_EQ(send, original) << "a non-root's sendbuff changed";
+  }
+}
+
+void broadcast(const Ctx& c, weftDataType_t type, size_t count, bool inPlace, int root) {
+  SCOPED_TRACE(label("broadcast", type, weftSum, count, inPlace, root));
+  std::vector<double> rootData = inputs(root, 0, count, weftSum, type);
+  std::vector<char> send =
+      c.rank == root ? encode(type, rootData) : std::vector<char>(count * sizeOf(type), kSentinel);
+  std::vector<char> recv(send.size(), kSentinel);
+  void* out = inPlace ? send.data() : recv.data();
+  finish(c, weftBroadcast(send.data(), out, count, type, root, c.comm, c.stream));
+  EXPECT_EQ(compare(type, weftSum, 1, out, rootData), "");
+}
+
+void reduceScatter(const Ctx& c, weftDataType_t type, weftRedOp_t op, size_t count, bool inPlace) {
+  SCOPED_TRACE(label("reduce_scatter", type, op, count, inPlace));
+  const size_t total = count * static_cast<size_t>(c.n);
+  const size_t es = sizeOf(type);
+  std::vector<char> send = encode(type, inputs(c.rank, 0, total, op, type));
+  std::vector<char> recv(count * es, kSentinel);
+  void* out = inPlace ? send.data() + static_cast<size_t>(c.rank) * count * es : recv.data();
+  finish(c, weftReduceScatter(send.data(), out, count, type, op, c.comm, c.stream));
+  std::vector<double> expected(count);
+  const size_t base = static_cast<size_t>(c.rank) * count;
+  for (size_t i = 0; i < count; ++i)
+    expected[i] = reducedAt(c.n, base + i, op, type);
+  EXPECT_EQ(compare(type, op, c.n, out, expected), "");
+}
+
+void allGather(const Ctx& c, weftDataType_t type, size_t count, bool inPlace) {
+  SCOPED_TRACE(label("all_gather", type, weftSum, count, inPlace));
+  const size_t es = sizeOf(type);
+  std::vector<char> mine = encode(type, inputs(c.rank, 0, count, weftSum, type));
+  std::vector<char> recv(count * es * static_cast<size_t>(c.n), kSentinel);
+  const void* in = mine.data();
+  if (inPlace) {
+    char* slot = recv.data() + static_cast<size_t>(c.rank) * count * es;
+    if (!mine.empty()) memcpy(slot, mine.data(), mine.size());
+    in = slot;
+  }
+  finish(c, weftAllGather(in, recv.data(), count, type, c.comm, c.stream));
+  std::vector<double> expected;
+  for (int r = 0; r < c.n; ++r) {
+    auto v = inputs(r, 0, count, weftSum, type);
+    expected.insert(expected.end(), v.begin(), v.end());
+  }
+  EXPECT_EQ(compare(type, weftSum, 1, recv.data(), expected), "");
+}
+
+// Rank r's block for rank p holds inputs(r, p * 1000003 + i): distinct per sender and receiver.
+std::vector<double> block(int from, int to, size_t count, weftDataType_t type) {
+  return inputs(from, static_cast<size_t>(to) * 1000003u, count, weftSum, type);
+}
+
+void allToAll(const Ctx& c, weftDataType_t type, size_t count) {
+  SCOPED_TRACE(label("all_to_all", type, weftSum, count, false));
+  std::vector<double> sendVals;
+  for (int p = 0; p < c.n; ++p) {
+    auto b = block(c.rank, p, count, type);
+    sendVals.insert(sendVals.end(), b.begin(), b.end());
+  }
+  std::vector<char> send = encode(type, sendVals);
+  std::vector<char> recv(send.size(), kSentinel);
+  finish(c, weftAllToAll(send.data(), recv.data(), count, type, c.comm, c.stream));
+  std::vector<double> expected;
+  for (int r = 0; r < c.n; ++r) {
+    auto b = block(r, c.rank, count, type);
+    expected.insert(expected.end(), b.begin(), b.end());
+  }
+  EXPECT_EQ(compare(type, weftSum, 1, recv.data(), expected), "");
+}
+
+// Irregular all-to-allv: rank r sends (r + 2p + scale) % 4 * scale elements to p (some zero),
+// laid out backwards with a gap of 3 elements between blocks.
+size_t vCount(int from, int to, size_t scale) {
+  return static_cast<size_t>((from + 2 * to) % 4) * scale;
+}
+
+void allToAllv(const Ctx& c, weftDataType_t type, size_t scale) {
+  SCOPED_TRACE(label("all_to_allv", type, weftSum, scale, false));
+  const auto n = static_cast<size_t>(c.n);
+  std::vector<size_t> sc(n), sd(n), rc(n), rd(n);
+  size_t sendTotal = 0;
+  size_t recvTotal = 0;
+  for (int p = c.n - 1; p >= 0; --p) {
+    sc[p] = vCount(c.rank, p, scale);
+    sd[p] = sendTotal;
+    sendTotal += sc[p] + 3;
+    rc[p] = vCount(p, c.rank, scale);
+    rd[p] = recvTotal;
+    recvTotal += rc[p] + 3;
+  }
+  std::vector<double> sendVals(sendTotal, 0);
+  for (int p = 0; p < c.n; ++p) {
+    auto b = block(c.rank, p, sc[p], type);
+    std::copy(b.begin(), b.end(), sendVals.begin() + static_cast<long>(sd[p]));
+  }
+  std::vector<char> send = encode(type, sendVals);
+  std::vector<char> recv(recvTotal * sizeOf(type), kSentinel);
+  finish(c, weftAllToAllv(send.data(), sc.data(), sd.data(), recv.data(), rc.data(), rd.data(),
+                          type, c.comm, c.stream));
+  for (int p = 0; p < c.n; ++p) {
+    const char* at = recv.data() + rd[p] * sizeOf(type);
+    EXPECT_EQ(compare(type, weftSum, 1, at, block(p, c.rank, rc[p], type)), "") << "from " << p;
+    // The gap after each block stays untouched.
+    for (size_t g = 0; g < 3 * sizeOf(type); ++g) {
+      ASSERT_EQ(at[rc[p] * sizeOf(type) + g], kSentinel) << "gap after block from " << p;
+    }
+  }
+}
+
+}  // namespace
+
+const char* nameOf(Coll coll) {
+  static const char* kNames[] = {"AllReduce", "Broadcast", "Reduce",   "ReduceScatter",
+                                 "AllGather", "AllToAll",  "AllToAllv"};
+  return kNames[static_cast<int>(coll)];
+}
+
+std::vector<size_t> standardCounts(Coll coll, int nranks) {
+  const size_t big = (1u << 20) + 3;
+  bool perRank = coll == Coll::kReduceScatter || coll == Coll::kAllGather ||
+                 coll == Coll::kAllToAll || coll == Coll::kAllToAllv;
+  size_t large = perRank ? (big / static_cast<size_t>(nranks)) | 1 : big;
+  if (coll == Coll::kAllToAllv) large = large / 2 + 1;  // its blocks hold up to 3x the scale
+  return {0, 1, 7, 1023, large};
+}
+
+void checkCollective(weftComm_t comm, Coll coll, const std::vector<size_t>& counts,
+                     weftStream_t stream) {
+  Ctx c{comm, stream, 0, 0};
+  ASSERT_EQ(weftCommUserRank(comm, &c.rank), weftSuccess);
+  ASSERT_EQ(weftCommCount(comm, &c.n), weftSuccess);
+  int round = 0;
+  for (weftDataType_t type : kAllTypes) {
+    for (size_t count : counts) {
+      for (bool inPlace : {false, true}) {
+        const int root = (round++) % c.n;
+        switch (coll) {
+          case Coll::kAllReduce:
+            for (weftRedOp_t op : kAllOps)
+              allReduce(c, type, op, count, inPlace);
+            break;
+          case Coll::kReduce:
+            for (weftRedOp_t op : kAllOps)
+              reduce(c, type, op, count, inPlace, root);
+            break;
+          case Coll::kReduceScatter:
+            for (weftRedOp_t op : kAllOps)
+              reduceScatter(c, type, op, count, inPlace);
+            break;
+          case Coll::kBroadcast:
+            broadcast(c, type, count, inPlace, root);
+            break;
+          case Coll::kAllGather:
+            allGather(c, type, count, inPlace);
+            break;
+          case Coll::kAllToAll:
+            if (!inPlace) allToAll(c, type, count);
+            break;
+          case Coll::kAllToAllv:
+            if (!inPlace) allToAllv(c, type, count);
+            break;
+        }
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+}  // namespace weft::test

@@ -1,0 +1,35 @@
+// Checks of every collective on one rank's communicator, for every type, operator, count and
+// placement, against the reference in reference.h. Used by the multi-process tests (one rank
+// per process) and the threaded ones (one rank per thread). Failures are gtest EXPECTs.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "weft/weft.h"
+
+namespace weft::test {
+
+enum class Coll {
+  kAllReduce,
+  kBroadcast,
+  kReduce,
+  kReduceScatter,
+  kAllGather,
+  kAllToAll,
+  kAllToAllv
+};
+constexpr Coll kAllColls[] = {Coll::kAllReduce,     Coll::kBroadcast, Coll::kReduce,
+                              Coll::kReduceScatter, Coll::kAllGather, Coll::kAllToAll,
+                              Coll::kAllToAllv};
+const char* nameOf(Coll coll);
+
+// 0, 1, 7, 1023 and about 1M + 3 (per rank for collectives whose count is per rank, so every
+// collective moves about the same bytes).
+std::vector<size_t> standardCounts(Coll coll, int nranks);
+
+// Runs coll for all types (and ops, where it reduces), counts, in place and out of place.
+void checkCollective(weftComm_t comm, Coll coll, const std::vector<size_t>& counts,
+                     weftStream_t stream = nullptr);
+
+}  // namespace weft::test

@@ -1,0 +1,177 @@
+// Bad input: every misuse returns an error code with a message; nothing crashes or hangs.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "weft/weft.h"
+
+namespace {
+
+class BadInput : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(weftCommInitAll(comms_, 2, nullptr), weftSuccess); }
+  void TearDown() override {
+    for (weftComm_t c : comms_) {
+      if (c != nullptr) weftCommDestroy(c);
+    }
+  }
+  // The call must fail with `code`, and the last error must mention `words`.
+  void expectError(weftResult_t got, weftResult_t code, const char* words) {
+    EXPECT_EQ(got, code) << weftGetErrorString(got);
+    std::string message = weftGetLastError(comms_[0]);
+    EXPECT_NE(message.find(words), std::string::npos) << "message: " << message;
+  }
+  weftComm_t comms_[2] = {nullptr, nullptr};
+  float buf_[64] = {};
+};
+
+TEST_F(BadInput, NullBuffersWithCount) {
+  expectError(weftAllReduce(nullptr, buf_, 4, weftFloat32, weftSum, comms_[0], nullptr),
+              weftInvalidArgument, "sendbuff is NULL");
+  expectError(weftAllReduce(buf_, nullptr, 4, weftFloat32, weftSum, comms_[0], nullptr),
+              weftInvalidArgument, "recvbuff is NULL");
+  expectError(weftAllGather(nullptr, buf_, 4, weftFloat32, comms_[0], nullptr), weftInvalidArgument,
+              "NULL");
+  expectError(weftSend(nullptr, 4, weftFloat32, 1, comms_[0], nullptr), weftInvalidArgument,
+              "NULL");
+  expectError(weftAllToAllv(buf_, nullptr, nullptr, buf_, nullptr, nullptr, weftFloat32, comms_[0],
+                            nullptr),
+              weftInvalidArgument, "counts");
+  // Zero elements need no buffers.
+  EXPECT_EQ(weftAllReduce(nullptr, nullptr, 0, weftFloat32, weftSum, comms_[0], nullptr),
+            weftSuccess);
+}
+
+TEST_F(BadInput, UnknownTypeAndOp) {
+  expectError(
+      weftAllReduce(buf_, buf_, 4, static_cast<weftDataType_t>(42), weftSum, comms_[0], nullptr),
+      weftInvalidArgument, "unknown data type");
+  expectError(
+      weftAllReduce(buf_, buf_, 4, weftFloat32, static_cast<weftRedOp_t>(-3), comms_[0], nullptr),
+      weftInvalidArgument, "unknown reduction operator");
+  expectError(weftRecv(buf_, 4, static_cast<weftDataType_t>(10), 1, comms_[0], nullptr),
+              weftInvalidArgument, "unknown data type");
+}
+
+TEST_F(BadInput, RootAndPeerOutOfRange) {
+  expectError(weftBroadcast(buf_, buf_, 4, weftFloat32, 2, comms_[0], nullptr), weftInvalidArgument,
+              "root 2 is out of range");
+  expectError(weftReduce(buf_, buf_, 4, weftFloat32, weftSum, -1, comms_[0], nullptr),
+              weftInvalidArgument, "root -1 is out of range");
+  expectError(weftSend(buf_, 4, weftFloat32, 5, comms_[0], nullptr), weftInvalidArgument,
+              "peer 5 is out of range");
+}
+
+TEST_F(BadInput, OverlappingBuffers) {
+  expectError(weftAllReduce(buf_, buf_ + 1, 8, weftFloat32, weftSum, comms_[0], nullptr),
+              weftInvalidArgument, "overlap");
+  expectError(weftAllToAll(buf_, buf_, 4, weftFloat32, comms_[0], nullptr), weftInvalidArgument,
+              "cannot run in place");
+  // All-gather in place must put the send buffer at this rank's block.
+  expectError(weftAllGather(buf_ + 1, buf_, 4, weftFloat32, comms_[0], nullptr),
+              weftInvalidArgument, "overlap");
+}
+
+TEST_F(BadInput, NullAndDestroyedComm) {
+  EXPECT_EQ(weftAllReduce(buf_, buf_, 4, weftFloat32, weftSum, nullptr, nullptr),
+            weftInvalidArgument);
+  EXPECT_NE(std::string(weftGetLastError(nullptr)).find("comm is NULL"), std::string::npos);
+  ASSERT_EQ(weftCommDestroy(comms_[1]), weftSuccess);
+  weftComm_t dead = comms_[1];
+  comms_[1] = nullptr;
+  EXPECT_EQ(weftAllReduce(buf_, buf_, 4, weftFloat32, weftSum, dead, nullptr), weftInvalidArgument);
+  EXPECT_NE(std::string(weftGetLastError(nullptr)).find("not a live communicator"),
+            std::string::npos);
+  EXPECT_EQ(weftCommDestroy(dead), weftInvalidArgument);
+  int n = 0;
+  EXPECT_EQ(weftCommCount(dead, &n), weftInvalidArgument);
+  EXPECT_EQ(weftCommCount(comms_[0], nullptr), weftInvalidArgument);
+}
+
+TEST_F(BadInput, AbortedComm) {
+  ASSERT_EQ(weftCommAbort(comms_[1]), weftSuccess);
+  weftComm_t dead = comms_[1];
+  comms_[1] = nullptr;
+  EXPECT_EQ(weftBarrier(dead, nullptr), weftInvalidArgument);
+  // The survivor's barrier fails because its peer is gone, within its timeout.
+  EXPECT_NE(weftBarrier(comms_[0], nullptr), weftSuccess);
+  weftResult_t async = weftSuccess;
+  ASSERT_EQ(weftCommGetAsyncError(comms_[0], &async), weftSuccess);
+  EXPECT_NE(async, weftSuccess);
+  // A failed communicator refuses further work with the original reason.
+  EXPECT_NE(weftBarrier(comms_[0], nullptr), weftSuccess);
+  EXPECT_NE(std::string(weftGetLastError(comms_[0])).find("failed earlier"), std::string::npos);
+}
+
+TEST_F(BadInput, MismatchedCountsAreDetected) {
+  std::vector<float> a(1000, 1.0f);
+  std::vector<float> b(1200, 1.0f);
+  weftResult_t r0 = weftSuccess;
+  weftResult_t r1 = weftSuccess;
+  std::thread t0([&] {
+    r0 = weftAllReduce(a.data(), a.data(), 1000, weftFloat32, weftSum, comms_[0], nullptr);
+  });
+  std::thread t1([&] {
+    r1 = weftAllReduce(b.data(), b.data(), 1200, weftFloat32, weftSum, comms_[1], nullptr);
+  });
+  t0.join();
+  t1.join();
+  EXPECT_TRUE(r0 == weftInvalidUsage || r1 == weftInvalidUsage)
+      << weftGetErrorString(r0) << " / " << weftGetErrorString(r1);
+  EXPECT_NE(r0, weftSuccess);
+  EXPECT_NE(r1, weftSuccess);
+  std::string m = std::string(weftGetLastError(comms_[0])) + weftGetLastError(comms_[1]);
+  EXPECT_NE(m.find("expected"), std::string::npos) << m;
+}
+
+TEST(BadSetup, InitArguments) {
+  weftUniqueId garbage;
+  memset(&garbage, 0x33, sizeof(garbage));
+  weftComm_t comm = nullptr;
+  EXPECT_EQ(weftCommInitRank(&comm, 2, garbage, 0), weftInvalidArgument);
+  EXPECT_NE(std::string(weftGetLastError(nullptr)).find("unique id"), std::string::npos);
+  weftUniqueId id;
+  ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
+  EXPECT_EQ(weftCommInitRank(&comm, 0, id, 0), weftInvalidArgument);
+  EXPECT_EQ(weftCommInitRank(&comm, 2, id, 2), weftInvalidArgument);
+  EXPECT_EQ(weftCommInitRank(nullptr, 1, id, 0), weftInvalidArgument);
+  weftConfig_t bad = WEFT_CONFIG_INITIALIZER;
+  bad.magic = 0;
+  EXPECT_EQ(weftCommInitRankConfig(&comm, 1, id, 0, &bad), weftInvalidArgument);
+  weftConfig_t badNet = WEFT_CONFIG_INITIALIZER;
+  badNet.netName = "carrier-pigeon";
+  EXPECT_EQ(weftCommInitRankConfig(&comm, 1, id, 0, &badNet), weftInvalidArgument);
+  EXPECT_NE(std::string(weftGetLastError(nullptr)).find("carrier-pigeon"), std::string::npos);
+  EXPECT_EQ(weftCommInitAll(nullptr, 2, nullptr), weftInvalidArgument);
+  EXPECT_EQ(weftGetUniqueId(nullptr), weftInvalidArgument);
+}
+
+TEST(BadSetup, GroupAndStreamMisuse) {
+  EXPECT_EQ(weftGroupEnd(), weftInvalidUsage);
+  EXPECT_EQ(weftStreamDestroy(nullptr), weftInvalidArgument);
+  EXPECT_EQ(weftStreamCreate(nullptr), weftInvalidArgument);
+  // A failed call inside a group fails the whole group at its end.
+  weftComm_t comm = nullptr;
+  ASSERT_EQ(weftCommInitAll(&comm, 1, nullptr), weftSuccess);
+  float x[4] = {};
+  ASSERT_EQ(weftGroupStart(), weftSuccess);
+  EXPECT_EQ(weftSend(x, 4, weftFloat32, 7, comm, nullptr), weftInvalidArgument);
+  EXPECT_EQ(weftGroupEnd(), weftInvalidArgument);
+  EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+}
+
+TEST(ErrorStrings, EveryCodeHasOne) {
+  for (int r = 0; r <= weftNumResults; ++r) {
+    const char* s = weftGetErrorString(static_cast<weftResult_t>(r));
+    ASSERT_NE(s, nullptr);
+    EXPECT_GT(strlen(s), 3u);
+  }
+  int v = 0;
+  EXPECT_EQ(weftGetVersion(&v), weftSuccess);
+  EXPECT_EQ(v, WEFT_VERSION_CODE);
+}
+
+}  // namespace

@@ -1,0 +1,145 @@
+// Failures across processes: a rank killed with SIGKILL in the middle of an all-reduce, and
+// strangers knocking on the rendezvous port while real ranks meet.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "tests/api/process_ranks.h"
+#include "weft/weft.h"
+
+namespace weft::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class KilledRank : public ::testing::TestWithParam<const char*> {};
+
+// Rank 3 dies partway through a stream of large all-reduces. Every other rank must get an error
+// well within the timeout (3 s here), and weftCommAbort must then free everything.
+TEST_P(KilledRank, PeersGetAnErrorWithinTheTimeout) {
+  const int timeoutSec = 3;
+  auto results = runProcesses(
+      4, {{"WEFT_TRANSPORT", GetParam()}, {"WEFT_TIMEOUT", std::to_string(timeoutSec)}},
+      [&](int rank) {
+        weftComm_t comm = nullptr;
+        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
+        std::vector<float> buf(4u << 20, 1.0f);
+        if (rank == 3) {
+          std::thread([] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            raise(SIGKILL);
+          }).detach();
+        }
+        weftResult_t r = weftSuccess;
+        Clock::time_point failedAt;
+        Clock::time_point lastStart;
+        for (int i = 0; i < 100000 && r == weftSuccess; ++i) {
+          lastStart = Clock::now();
+          r = weftAllReduce(buf.data(), buf.data(), buf.size(), weftFloat32, weftMax, comm,
+                            nullptr);
+        }
+        failedAt = Clock::now();
+        ASSERT_NE(r, weftSuccess) << "all-reduce kept succeeding without rank 3";
+        EXPECT_TRUE(r == weftRemoteError || r == weftTimeout) << weftGetErrorString(r);
+        double waited = std::chrono::duration<double>(failedAt - lastStart).count();
+        EXPECT_LT(waited, timeoutSec + 2.0) << weftGetLastError(comm);
+        fprintf(stderr, "rank %d: error after %.2f s: %s\n", rank, waited, weftGetLastError(comm));
+        weftResult_t async = weftSuccess;
+        EXPECT_EQ(weftCommGetAsyncError(comm, &async), weftSuccess);
+        EXPECT_NE(async, weftSuccess);
+        EXPECT_EQ(weftCommAbort(comm), weftSuccess);
+      },
+      60);
+  ASSERT_EQ(results.size(), 4u);
+  for (int r = 0; r < 3; ++r)
+    EXPECT_TRUE(results[r].ok()) << results[r].describe();
+  EXPECT_EQ(results[3].signal, SIGKILL) << results[3].describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, KilledRank, ::testing::Values("shm", "tcp"));
+
+int connectTo(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (int tries = 0; tries < 500; ++tries) {
+    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) return fd;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  close(fd);
+  return -1;
+}
+
+int freePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+// While rank 3 is late, strangers connect to the rendezvous: one sends garbage, one a
+// well-formed hello with the wrong secret, one says nothing and hangs up. The real ranks still
+// form a communicator that works.
+TEST(Strangers, RefusedWhileTheCommunicatorForms) {
+  const int port = freePort();
+  // The strangers are a process of their own, so the test forks its ranks without threads.
+  pid_t strangers = fork();
+  if (strangers == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    int garbage = connectTo(port);
+    if (garbage < 0) _exit(2);
+    std::vector<char> junk(300, 'x');
+    if (write(garbage, junk.data(), junk.size()) <= 0) _exit(3);
+    // Looks like a hello (right magic and version) but carries a wrong secret.
+    int liar = connectTo(port);
+    std::vector<uint8_t> hello(400, 0);
+    const uint32_t magic = 0x57465442u;
+    const uint16_t version = 1;
+    memcpy(hello.data(), &magic, 4);
+    memcpy(hello.data() + 4, &version, 2);
+    if (write(liar, hello.data(), hello.size()) <= 0) _exit(4);
+    int silent = connectTo(port);
+    close(silent);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    close(garbage);
+    close(liar);
+    _exit(0);
+  }
+  auto results = runProcesses(
+      4, {{"WEFT_COMM_ID", "127.0.0.1:" + std::to_string(port)}},
+      [](int rank) {
+        if (rank == 3) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        }
+        weftComm_t comm = nullptr;
+        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
+        int v = rank;
+        ASSERT_EQ(weftAllReduce(&v, &v, 1, weftInt32, weftSum, comm, nullptr), weftSuccess);
+        EXPECT_EQ(v, 6);
+        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+      },
+      60);
+  int status = 0;
+  waitpid(strangers, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the strangers could not connect";
+  expectAllOk(results);
+}
+
+}  // namespace
+}  // namespace weft::test

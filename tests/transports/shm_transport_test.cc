@@ -1,0 +1,245 @@
+// The shm transport across real processes: traffic, alignment, peer death, and no leftovers.
+#include "transports/shm/shm_transport.h"
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "tests/transports/multi_process.h"
+#include "tests/transports/traffic.h"
+#include "transports/channel.h"
+#include "transports/shm/shm_segment.h"
+
+namespace weft {
+namespace {
+
+using test::RankExit;
+using test::RankInfo;
+using test::runRanks;
+
+std::vector<int> allOthers(int rank, int nranks) {
+  std::vector<int> peers;
+  for (int r = 0; r < nranks; ++r) {
+    if (r != rank) peers.push_back(r);
+  }
+  return peers;
+}
+
+std::set<std::string> devShmEntries() {
+  std::set<std::string> names;
+  if (DIR* d = opendir("/dev/shm")) {
+    while (dirent* e = readdir(d))
+      names.insert(e->d_name);
+    closedir(d);
+  }
+  return names;
+}
+
+// Our segment is an anonymous memfd, visible only in our fd table.
+Status expectMemfdSegment() {
+  DIR* d = opendir("/proc/self/fd");
+  if (d == nullptr) return Status(weftSystemError, "cannot list /proc/self/fd");
+  bool found = false;
+  while (dirent* e = readdir(d)) {
+    char target[256] = {};
+    std::string path = std::string("/proc/self/fd/") + e->d_name;
+    if (readlink(path.c_str(), target, sizeof(target) - 1) > 0 &&
+        strstr(target, "memfd:weft-shm") != nullptr) {
+      found = true;
+    }
+  }
+  closedir(d);
+  return found ? okStatus() : Status(weftInternalError, "no memfd:weft-shm segment in fd table");
+}
+
+void expectAllOk(const std::vector<RankExit>& exits) {
+  for (size_t r = 0; r < exits.size(); ++r) {
+    EXPECT_TRUE(exits[r].ok()) << "rank " << r << ": " << exits[r].describe();
+  }
+}
+
+Status exchangeAllPairs(RankInfo& info) {
+  TransportContext ctx = test::testContext(info.rank, info.nranks, info.allGather);
+  std::vector<int> peers = allOthers(info.rank, info.nranks);
+  std::vector<std::unique_ptr<Link>> links;
+  WEFT_RETURN_IF_ERROR(shm::connect(ctx, peers, &links));
+  if (links.size() != peers.size()) return Status(weftInternalError, "wrong number of links");
+  for (const auto& l : links) {
+    if (strcmp(l->kind(), "shm") != 0) return Status(weftInternalError, "not an shm link");
+  }
+  WEFT_RETURN_IF_ERROR(expectMemfdSegment());
+  WEFT_RETURN_IF_ERROR(test::exchangeMessages(ctx, peers, links, test::mixedSizes()));
+  // Nobody closes before everyone is done reading.
+  std::vector<Blob> ignored;
+  return info.allGather({}, &ignored);
+}
+
+TEST(ShmTransport, RingCapacityIsAPowerOfTwoOfAtLeastAPage) {
+  EXPECT_EQ(shm::ringCapacityFor(0), shm::kPageBytes);
+  EXPECT_EQ(shm::ringCapacityFor(5000), 8192u);
+  EXPECT_EQ(shm::ringCapacityFor(1u << 20), 1u << 20);
+}
+
+TEST(ShmTransport, TwoRanksExchangeManySizesBothWays) {
+  expectAllOk(runRanks(2, exchangeAllPairs));
+}
+
+TEST(ShmTransport, FourRanksExchangeAllPairs) {
+  std::set<std::string> before = devShmEntries();
+  expectAllOk(runRanks(4, exchangeAllPairs));
+  std::set<std::string> after = devShmEntries();
+  for (const auto& name : after) {
+    EXPECT_TRUE(before.count(name)) << "/dev/shm/" << name << " appeared during the run";
+  }
+}
+
+TEST(ShmTransport, EightRanksOnTwoCoresExchangeAllPairs) {
+  expectAllOk(runRanks(8, [](RankInfo& info) {
+    TransportContext ctx = test::testContext(info.rank, info.nranks, info.allGather);
+    std::vector<int> peers = allOthers(info.rank, info.nranks);
+    std::vector<std::unique_ptr<Link>> links;
+    WEFT_RETURN_IF_ERROR(shm::connect(ctx, peers, &links));
+    WEFT_RETURN_IF_ERROR(test::exchangeMessages(ctx, peers, links, {0, 5, 4097, 300'001}));
+    std::vector<Blob> ignored;
+    return info.allGather({}, &ignored);
+  }));
+}
+
+TEST(ShmTransport, RawStreamKeepsPeekAlignment) {
+  expectAllOk(runRanks(2, [](RankInfo& info) {
+    TransportContext ctx = test::testContext(info.rank, info.nranks, info.allGather);
+    ctx.shmRingBytes = 4096;  // wraps often
+    std::vector<std::unique_ptr<Link>> links;
+    WEFT_RETURN_IF_ERROR(shm::connect(ctx, {1 - info.rank}, &links));
+    const size_t bytes = 3u << 20;
+    if (info.rank == 0) return test::sendRawStream(*links[0], 0, 1, bytes, ctx.deadline);
+    return test::receiveRawStream(*links[0], 0, 1, bytes, ctx.deadline);
+  }));
+}
+
+TEST(ShmTransport, RankWithoutPeersStillJoinsTheGathers) {
+  expectAllOk(runRanks(3, [](RankInfo& info) {
+    TransportContext ctx = test::testContext(info.rank, info.nranks, info.allGather);
+    std::vector<int> peers;
+    if (info.rank < 2) peers = {1 - info.rank};
+    std::vector<std::unique_ptr<Link>> links;
+    WEFT_RETURN_IF_ERROR(shm::connect(ctx, peers, &links));
+    if (links.size() != peers.size()) return Status(weftInternalError, "wrong number of links");
+    WEFT_RETURN_IF_ERROR(test::exchangeMessages(ctx, peers, links, {0, 1, 100'000}));
+    std::vector<Blob> ignored;
+    return info.allGather({}, &ignored);
+  }));
+}
+
+TEST(ShmTransport, UnreachableSegmentFailsEveryRankClearly) {
+  test::RunOptions options;
+  options.onGather = [](int round, std::vector<Blob>& blobs) {
+    if (round != 0) return;
+    // Point rank 1's description at an fd it does not have.
+    shm::SegmentBlobHeader h;
+    memcpy(&h, blobs[1].data(), sizeof(h));
+    h.fd = 999'999;
+    memcpy(blobs[1].data(), &h, sizeof(h));
+  };
+  expectAllOk(runRanks(
+      3,
+      [](RankInfo& info) {
+        TransportContext ctx = test::testContext(info.rank, info.nranks, info.allGather);
+        std::vector<std::unique_ptr<Link>> links;
+        Status s = shm::connect(ctx, allOthers(info.rank, info.nranks), &links);
+        if (s.ok()) return Status(weftInternalError, "connect succeeded");
+        if (!links.empty()) return Status(weftInternalError, "links left after a failure");
+        if (info.rank != 1 && s.message().find("WEFT_TRANSPORT=tcp") == std::string::npos) {
+          return errorf(weftInternalError, "unhelpful error: %s", s.message().c_str());
+        }
+        return okStatus();
+      },
+      options));
+}
+
+TEST(ShmTransport, KilledPeerIsReportedByCheckPeerAndLeaksNothing) {
+  std::set<std::string> before = devShmEntries();
+  auto exits = runRanks(2, [](RankInfo& info) {
+    TransportContext ctx = test::testContext(info.rank, info.nranks, info.allGather);
+    std::vector<std::unique_ptr<Link>> links;
+    WEFT_RETURN_IF_ERROR(shm::connect(ctx, {1 - info.rank}, &links));
+    if (info.rank == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let rank 0 start waiting
+      raise(SIGKILL);
+    }
+    auto start = Clock::now();
+    Status s = test::awaitFailure(ctx, *links[0], 1, true, Deadline::after(10'000));
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    if (s.code() != weftRemoteError) {
+      return errorf(weftInternalError, "expected a remote error, got: %s", s.message().c_str());
+    }
+    if (s.message().find("exited") == std::string::npos || ms > 3000) {
+      return errorf(weftInternalError, "after %lld ms: %s", static_cast<long long>(ms),
+                    s.message().c_str());
+    }
+    return okStatus();
+  });
+  EXPECT_TRUE(exits[0].ok()) << exits[0].describe();
+  EXPECT_TRUE(exits[1].killedBy(SIGKILL)) << exits[1].describe();
+  for (const auto& name : devShmEntries()) {
+    EXPECT_TRUE(before.count(name)) << "/dev/shm/" << name << " appeared during the run";
+  }
+}
+
+TEST(ShmTransport, ClosedPeerDeliversWhatItSentThenReportsClosed) {
+  expectAllOk(runRanks(2, [](RankInfo& info) {
+    TransportContext ctx = test::testContext(info.rank, info.nranks, info.allGather);
+    std::vector<std::unique_ptr<Link>> links;
+    WEFT_RETURN_IF_ERROR(shm::connect(ctx, {1 - info.rank}, &links));
+    const std::vector<size_t> sizes = {12'345};
+    if (info.rank == 1) {
+      // Send one message (it fits the ring), then close and leave at once.
+      std::vector<char> data(sizes[0]);
+      test::fillPayload(1, 0, 0, data.data(), data.size());
+      Channel channel(links[0].get(), ctx.commTag, 1, 0);
+      OutgoingMessage m;
+      m.data = data.data();
+      m.bytes = data.size();
+      bool done = false;
+      WEFT_RETURN_IF_ERROR(channel.progressSend(m, &done));
+      if (!done) return Status(weftInternalError, "the message did not fit the ring");
+      links[0]->close();
+      return okStatus();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // rank 1 is gone by now
+    WEFT_RETURN_IF_ERROR(links[0]->checkPeer());                  // its message is still to be read
+    Channel channel(links[0].get(), ctx.commTag, 0, 1);
+    std::vector<char> data(sizes[0]);
+    IncomingMessage m;
+    m.data = data.data();
+    m.bytes = data.size();
+    bool done = false;
+    WEFT_RETURN_IF_ERROR(channel.progressRecv(m, &done));
+    std::vector<char> expected(sizes[0]);
+    test::fillPayload(1, 0, 0, expected.data(), expected.size());
+    if (!done || data != expected) return Status(weftInternalError, "message lost");
+    if (links[0]->checkPeer().code() != weftRemoteError) {
+      return Status(weftInternalError, "checkPeer missed the close");
+    }
+    size_t written = 0;
+    if (links[0]->write("x", 1, &written).code() != weftRemoteError) {
+      return Status(weftInternalError, "write missed the close");
+    }
+    const void* view = nullptr;
+    size_t avail = 0;
+    if (links[0]->peek(&view, &avail).code() != weftRemoteError) {
+      return Status(weftInternalError, "peek missed the close");
+    }
+    return okStatus();
+  }));
+}
+
+}  // namespace
+}  // namespace weft

@@ -1,0 +1,66 @@
+#include "transports/shm/shm_link.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace weft::shm {
+
+ShmLink::ShmLink(int peer, std::shared_ptr<LocalSegment> own, size_t ownIndex, PeerRing peerRing,
+                 PeerProcess process)
+    : peer_(peer),
+      own_(std::move(own)),
+      peerRing_(std::move(peerRing)),
+      process_(std::move(process)) {
+  in_ = ByteRing(own_->control(ownIndex), own_->data(ownIndex), own_->ringBytes(),
+                 std::min(kPublishBytes, own_->ringBytes()));
+  out_ = ByteRing(peerRing_.control, peerRing_.data, peerRing_.capacity,
+                  std::min(kPublishBytes, peerRing_.capacity));
+}
+
+// Both rings are still mapped here: members go after the destructor body.
+ShmLink::~ShmLink() {
+  close();
+}
+
+Status ShmLink::closedError() const {
+  return errorf(weftRemoteError, "shm link to rank %d (pid %d) was closed", peer_,
+                static_cast<int>(process_.pid()));
+}
+
+Status ShmLink::write(const void* data, size_t bytes, size_t* written) {
+  *written = 0;
+  if (out_.closed()) return closedError();
+  *written = out_.write(data, bytes);
+  return okStatus();
+}
+
+Status ShmLink::peek(const void** data, size_t* bytes) {
+  in_.peek(data, bytes);
+  // What the peer wrote before closing is still delivered.
+  if (*bytes == 0 && in_.closed()) return closedError();
+  return okStatus();
+}
+
+Status ShmLink::checkPeer() {
+  bool closed = in_.closed() || out_.closed();
+  if (!closed && !process_.exited()) return okStatus();
+  // What the peer sent before it went is still delivered, unless what we sent can never be
+  // taken: then the wait is surely for the write.
+  const void* view = nullptr;
+  size_t incoming = 0;
+  in_.peek(&view, &incoming);
+  const RingControl* out = peerRing_.control;
+  bool outgoing =
+      out->head.load(std::memory_order_acquire) != out->tail.load(std::memory_order_acquire);
+  if (incoming > 0 && !outgoing) return okStatus();
+  if (closed) return closedError();
+  return errorf(weftRemoteError, "rank %d (pid %d) exited", peer_,
+                static_cast<int>(process_.pid()));
+}
+
+void ShmLink::close() {
+  out_.close();
+  in_.close();
+}
+
+}  // namespace weft::shm

@@ -1,0 +1,203 @@
+#include "transports/shm/shm_segment.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "src/base/log.h"
+
+namespace weft::shm {
+namespace {
+
+// Written at the start of every segment, so a peer can tell it mapped the right one.
+struct SegmentHeader {
+  uint64_t magic;
+  uint64_t commTag;
+  int32_t rank;
+  int32_t reserved;
+  uint64_t bytes;
+};
+constexpr uint64_t kSegmentMagic = 0x544e454d47455346ull;  // "FSEGMENT"
+constexpr size_t kMaxRingBytes = size_t{1} << 30;
+
+size_t ringOffset(size_t index, size_t ringBytes) {
+  return kPageBytes + index * (kPageBytes + ringBytes);
+}
+
+const char* kUseTcpHint =
+    "; ranks in different containers or pid namespaces cannot share memory this way: set "
+    "WEFT_TRANSPORT=tcp";
+
+}  // namespace
+
+size_t ringCapacityFor(size_t requested) {
+  return std::bit_ceil(std::clamp(requested, kPageBytes, kMaxRingBytes));
+}
+
+Status parseSegmentBlob(const Blob& blob, int owner, SegmentInfo* out) {
+  SegmentBlobHeader h;
+  if (blob.size() < sizeof(h)) {
+    return errorf(weftInternalError, "shm: rank %d sent a %zu-byte segment description", owner,
+                  blob.size());
+  }
+  memcpy(&h, blob.data(), sizeof(h));
+  if (h.magic != kSegmentBlobMagic || h.version != kSegmentVersion ||
+      blob.size() != sizeof(h) + size_t{h.nRings} * sizeof(SegmentBlobRing)) {
+    return errorf(weftInternalError,
+                  "shm: rank %d sent a malformed segment description (magic 0x%08x, version %u, "
+                  "%zu bytes): mismatched Weft versions?",
+                  owner, h.magic, h.version, blob.size());
+  }
+  *out = SegmentInfo{h.pid, h.fd, h.segmentBytes, h.ringBytes, {}};
+  if (h.nRings == 0) return okStatus();
+  bool sane = h.pid > 0 && h.fd >= 0 && h.ringBytes >= kPageBytes && h.ringBytes <= kMaxRingBytes &&
+              std::has_single_bit(h.ringBytes);
+  out->rings.resize(h.nRings);
+  memcpy(out->rings.data(), blob.data() + sizeof(h), h.nRings * sizeof(SegmentBlobRing));
+  for (const auto& r : out->rings) {
+    sane = sane && r.offset % kPageBytes == 0 && r.offset <= h.segmentBytes &&
+           h.segmentBytes - r.offset >= kPageBytes + h.ringBytes;
+  }
+  if (!sane) {
+    return errorf(weftInternalError, "shm: rank %d sent an inconsistent segment description",
+                  owner);
+  }
+  return okStatus();
+}
+
+Blob emptySegmentBlob() {
+  SegmentBlobHeader h{
+      kSegmentBlobMagic, kSegmentVersion, 0, static_cast<int32_t>(getpid()), -1, 0, 0, 0, 0};
+  Blob blob(sizeof(h));
+  memcpy(blob.data(), &h, sizeof(h));
+  return blob;
+}
+
+Mapping::~Mapping() {
+  if (address_ != nullptr) munmap(address_, bytes_);
+}
+
+Status LocalSegment::create(const TransportContext& ctx, const std::vector<int>& peers,
+                            std::shared_ptr<LocalSegment>* out) {
+  std::shared_ptr<LocalSegment> s(new LocalSegment());
+  s->ringBytes_ = ringCapacityFor(ctx.shmRingBytes);
+  s->bytes_ = ringOffset(peers.size(), s->ringBytes_);
+  s->sources_ = peers;
+  // Never named in /dev/shm: peers reach it through this process's fd table.
+  s->fd_ = memfd_create("weft-shm", MFD_CLOEXEC);
+  if (s->fd_ < 0) return systemError("shm: memfd_create", errno);
+  if (ftruncate(s->fd_, static_cast<off_t>(s->bytes_)) != 0) {
+    return systemError(strprintf("shm: sizing a %zu-byte segment", s->bytes_).c_str(), errno);
+  }
+  void* base = mmap(nullptr, s->bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd_, 0);
+  if (base == MAP_FAILED) return systemError("shm: mmap of own segment", errno);
+  s->mapping_ = std::make_unique<Mapping>(base, s->bytes_);
+  SegmentHeader header{kSegmentMagic, ctx.commTag, ctx.rank, 0, s->bytes_};
+  memcpy(base, &header, sizeof(header));
+  for (size_t i = 0; i < peers.size(); ++i)
+    ByteRing::initialize(s->control(i));
+  WEFT_INFO(kShm, "shm: segment of %zu bytes (fd %d) with %zu rings of %zu bytes", s->bytes_,
+            s->fd_, peers.size(), s->ringBytes_);
+  *out = std::move(s);
+  return okStatus();
+}
+
+LocalSegment::~LocalSegment() {
+  mapping_.reset();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Blob LocalSegment::describe() const {
+  SegmentBlobHeader h{kSegmentBlobMagic,
+                      kSegmentVersion,
+                      0,
+                      static_cast<int32_t>(getpid()),
+                      fd_,
+                      bytes_,
+                      ringBytes_,
+                      static_cast<uint32_t>(sources_.size()),
+                      0};
+  Blob blob(sizeof(h) + sources_.size() * sizeof(SegmentBlobRing));
+  memcpy(blob.data(), &h, sizeof(h));
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    SegmentBlobRing r{sources_[i], 0, ringOffset(i, ringBytes_)};
+    memcpy(blob.data() + sizeof(h) + i * sizeof(r), &r, sizeof(r));
+  }
+  return blob;
+}
+
+RingControl* LocalSegment::control(size_t peerIndex) const {
+  return reinterpret_cast<RingControl*>(mapping_->base() + ringOffset(peerIndex, ringBytes_));
+}
+
+char* LocalSegment::data(size_t peerIndex) const {
+  return mapping_->base() + ringOffset(peerIndex, ringBytes_) + kPageBytes;
+}
+
+namespace {
+
+// Opens the owner's memfd through /proc and checks it is the segment the blob describes.
+Status openPeerSegment(const TransportContext& ctx, int owner, const SegmentInfo& info,
+                       int* fdOut) {
+  std::string path = strprintf("/proc/%d/fd/%d", static_cast<int>(info.pid), info.fd);
+  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    return errorf(weftSystemError, "shm: cannot open the segment of rank %d (pid %d) at %s: %s%s",
+                  owner, static_cast<int>(info.pid), path.c_str(), strerror(err), kUseTcpHint);
+  }
+  struct stat st;
+  SegmentHeader header{};
+  bool same = fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) == info.segmentBytes &&
+              pread(fd, &header, sizeof(header), 0) == static_cast<ssize_t>(sizeof(header)) &&
+              header.magic == kSegmentMagic && header.commTag == ctx.commTag &&
+              header.rank == owner && header.bytes == info.segmentBytes;
+  if (!same) {
+    ::close(fd);
+    return errorf(weftSystemError,
+                  "shm: %s is not the segment rank %d published (another process, host or "
+                  "communicator?)%s",
+                  path.c_str(), owner, kUseTcpHint);
+  }
+  *fdOut = fd;
+  return okStatus();
+}
+
+}  // namespace
+
+Status mapPeerRing(const TransportContext& ctx, int owner, const SegmentInfo& info, PeerRing* out) {
+  const SegmentBlobRing* ring = nullptr;
+  for (const auto& r : info.rings) {
+    if (r.sourceRank == ctx.rank) ring = &r;
+  }
+  if (ring == nullptr) {
+    return errorf(weftInternalError,
+                  "shm: rank %d has no ring for rank %d: the ranks disagree on who uses shm", owner,
+                  ctx.rank);
+  }
+  int fd = -1;
+  WEFT_RETURN_IF_ERROR(openPeerSegment(ctx, owner, info, &fd));
+  size_t bytes = kPageBytes + info.ringBytes;
+  void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                    static_cast<off_t>(ring->offset));
+  int err = errno;
+  ::close(fd);  // the mapping keeps the memory; the owner keeps its fd open
+  if (base == MAP_FAILED) {
+    return errorf(weftSystemError, "shm: cannot map the segment of rank %d (pid %d): %s%s", owner,
+                  static_cast<int>(info.pid), strerror(err), kUseTcpHint);
+  }
+  out->mapping = std::make_unique<Mapping>(base, bytes);
+  out->control = reinterpret_cast<RingControl*>(base);
+  out->data = static_cast<char*>(base) + kPageBytes;
+  out->capacity = info.ringBytes;
+  return okStatus();
+}
+
+}  // namespace weft::shm
