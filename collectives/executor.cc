@@ -5,14 +5,6 @@
 #include <utility>
 
 namespace weft {
-namespace {
-
-bool overlaps(const char* b1, const char* e1, const char* b2, const char* e2) {
-  return b1 < e2 && b2 < e1;
-}
-
-}  // namespace
-
 void Executor::ReduceSink::reset(char* dst, const char* src, size_t elemSize, ReduceFn reduce) {
   dst_ = dst;
   src_ = src;
@@ -90,79 +82,42 @@ Status Executor::start(const Schedule& schedule, std::vector<BufferView> buffers
     }
   }
   state_.assign(steps_.size(), StepState{});
+  std::vector<Footprint> footprints;
+  footprints.reserve(steps_.size());
+  auto range = [this](const Ref& r, size_t count) {
+    auto begin = reinterpret_cast<uintptr_t>(addressOf(r));
+    return Footprint::Range{begin, begin + bytesOf(r, count)};
+  };
   for (uint32_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
     WEFT_RETURN_IF_ERROR(checkStep(s));
-    StepState& st = state_[i];
-    auto range = [&](const Ref& r) {
-      char* b = addressOf(r);
-      return Range{b, b + bytesOf(r, s.count)};
-    };
-    switch (s.kind) {
-      case StepKind::kSend:
-        st.read1 = range(s.src);
-        peers_[peerIndex_[s.peer]].sends.push_back(i);
-        break;
-      case StepKind::kRecv:
-        st.write = range(s.dst);
-        peers_[peerIndex_[s.peer]].recvs.push_back(i);
-        break;
-      case StepKind::kRecvReduce:
-        st.read1 = range(s.src);
-        st.write = range(s.dst);
-        peers_[peerIndex_[s.peer]].recvs.push_back(i);
-        break;
-      case StepKind::kCopy:
-        st.read1 = range(s.src);
-        st.write = range(s.dst);
-        break;
-      case StepKind::kReduce:
-        st.read1 = range(s.src);
-        st.read2 = range(s.dst);
-        st.write = range(s.dst);
-        break;
+    footprints.push_back(footprintOf(s, range));
+    if (s.kind == StepKind::kSend) peers_[peerIndex_[s.peer]].sends.push_back(i);
+    if (s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce) {
+      peers_[peerIndex_[s.peer]].recvs.push_back(i);
     }
   }
-  computeDependencies();
+  dependencies_.build(footprints);
+  // Dependents of each step (the reverse edges), which completion walks.
+  dependentsStart_.assign(steps_.size() + 1, 0);
+  for (uint32_t i = 0; i < steps_.size(); ++i) {
+    state_[i].depsLeft = static_cast<uint32_t>(dependencies_.of(i).size());
+    for (uint32_t d : dependencies_.of(i))
+      ++dependentsStart_[d + 1];
+  }
+  for (size_t i = 0; i < steps_.size(); ++i)
+    dependentsStart_[i + 1] += dependentsStart_[i];
+  dependents_.resize(dependentsStart_.back());
+  std::vector<uint32_t> fill(dependentsStart_.begin(), dependentsStart_.end() - 1);
+  for (uint32_t i = 0; i < steps_.size(); ++i) {
+    for (uint32_t d : dependencies_.of(i))
+      dependents_[fill[d]++] = i;
+  }
   for (uint32_t i = 0; i < steps_.size(); ++i) {
     bool local = steps_[i].kind == StepKind::kCopy || steps_[i].kind == StepKind::kReduce;
     if (local && state_[i].depsLeft == 0) readyLocal_.push_back(i);
   }
   return okStatus();
-}
-
-void Executor::computeDependencies() {
-  auto conflict = [](const StepState& earlier, const StepState& later) {
-    auto hit = [](const Range& a, const Range& b) {
-      return overlaps(a.begin, a.end, b.begin, b.end);
-    };
-    return hit(earlier.write, later.read1) || hit(earlier.write, later.read2) ||
-           hit(earlier.write, later.write) || hit(earlier.read1, later.write) ||
-           hit(earlier.read2, later.write);
-  };
-  // Zero-byte steps (signal/wait) touch no memory; they order the schedule instead, as fences
-  // after every earlier step and before every later one (a barrier signals only after it
-  // heard).
-  auto fence = [&](uint32_t i) { return steps_[i].count == 0; };
-  std::vector<std::pair<uint32_t, uint32_t>> edges;
-  for (uint32_t i = 0; i < steps_.size(); ++i) {
-    const bool fenceI = fence(i);
-    for (uint32_t j = 0; j < i; ++j) {
-      if (fenceI || fence(j) || conflict(state_[j], state_[i])) {
-        edges.emplace_back(j, i);
-        ++state_[i].depsLeft;
-      }
-    }
-  }
-  dependentsStart_.assign(steps_.size() + 1, 0);
-  for (const auto& e : edges)
-    ++dependentsStart_[e.first + 1];
-  for (size_t i = 0; i < steps_.size(); ++i)
-    dependentsStart_[i + 1] += dependentsStart_[i];
-  dependents_.assign(edges.size(), 0);
-  std::vector<uint32_t> fill(dependentsStart_.begin(), dependentsStart_.end() - 1);
-  for (const auto& e : edges)
-    dependents_[fill[e.first]++] = e.second;
 }
 
 void Executor::complete(uint32_t index) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/dependencies.h"
 #include "collectives/reduce.h"
 #include "collectives/schedule.h"
 #include "src/base/status.h"
@@ -45,12 +46,7 @@ class Executor {
   std::vector<int> pendingPeers() const;
 
  private:
-  struct Range {
-    const char* begin;
-    const char* end;
-  };
   struct StepState {
-    Range read1{}, read2{}, write{};
     uint32_t depsLeft = 0;
     bool done = false;
   };
@@ -84,7 +80,6 @@ class Executor {
   char* addressOf(const Ref& r) const {
     return buffers_[r.buf].base + r.offset * buffers_[r.buf].elemSize;
   }
-  void computeDependencies();
   void complete(uint32_t index);
   void runLocal(uint32_t index);
   Status progressSends(PeerQueues& q, bool* progressed);
@@ -92,6 +87,7 @@ class Executor {
 
   std::vector<Step> steps_;
   std::vector<StepState> state_;
+  Dependencies dependencies_;
   std::vector<uint32_t> dependentsStart_;  // CSR: dependents of step i
   std::vector<uint32_t> dependents_;
   std::vector<BufferView> buffers_;

@@ -28,7 +28,8 @@ const char* nameOf(Coll coll);
 // collective moves about the same bytes).
 std::vector<size_t> standardCounts(Coll coll, int nranks);
 
-// Runs coll for all types (and ops, where it reduces), counts, in place and out of place.
+// Runs coll for all types (and ops, where it reduces), counts, in place and out of place; at the
+// largest count, ops other than sum only for int32, float32 and float16.
 void checkCollective(weftComm_t comm, Coll coll, const std::vector<size_t>& counts,
                      weftStream_t stream = nullptr);
 

@@ -103,17 +103,35 @@ bool isFloat(weftDataType_t t) {
   return t == weftFloat16 || t == weftFloat32 || t == weftFloat64 || t == weftBfloat16;
 }
 
-double inputValue(int rank, size_t i, weftRedOp_t op, weftDataType_t type) {
-  const size_t k = static_cast<size_t>(rank) * 7 + i * 13;
+// Element i of rank r is a function of k = 7r + 13i. The remainders it needs advance by a
+// constant with i, so a whole range is generated without a division per element.
+std::vector<double> inputs(int rank, size_t begin, size_t count, weftRedOp_t op,
+                           weftDataType_t type) {
+  std::vector<double> out(count);
+  const uint64_t k0 = static_cast<uint64_t>(rank) * 7 + begin * 13;
   if (op == weftProd) {
     // Mostly ones, with a few twos (and minus ones for signed types): products stay small.
-    if ((k + i) % 9 == 0) return 2;
-    if ((isSigned(type) || isFloat(type)) && (k + 3 * i) % 11 == 0) return -1;
-    return 1;
+    const bool negatives = isSigned(type) || isFloat(type);
+    uint64_t two = (k0 + begin) % 9;         // k + i advances by 14 = 5 (mod 9)
+    uint64_t minus = (k0 + 3 * begin) % 11;  // k + 3i advances by 16 = 5 (mod 11)
+    for (size_t i = 0; i < count; ++i) {
+      out[i] = two == 0 ? 2.0 : (negatives && minus == 0 ? -1.0 : 1.0);
+      two = (two + 5) % 9;
+      minus = (minus + 5) % 11;
+    }
+    return out;
   }
-  if (isFloat(type)) return static_cast<double>(static_cast<int>(k % 33) - 16) / 4.0;  // -4..4
-  if (isSigned(type)) return static_cast<double>(static_cast<int>(k % 17) - 8);        // -8..8
-  return static_cast<double>(k % 17);                                                  // 0..16
+  const uint64_t period = isFloat(type) ? 33 : 17;
+  const double shift = isFloat(type) ? 16 : (isSigned(type) ? 8 : 0);
+  const double scale = isFloat(type) ? 0.25 : 1;  // floats: -4..4, signed -8..8, unsigned 0..16
+  uint64_t m = k0 % period;
+  const uint64_t step = 13 % period;
+  for (size_t i = 0; i < count; ++i) {
+    out[i] = (static_cast<double>(m) - shift) * scale;
+    m += step;
+    if (m >= period) m -= period;
+  }
+  return out;
 }
 
 std::vector<char> encode(weftDataType_t type, const std::vector<double>& values) {
@@ -185,30 +203,43 @@ double decodeAt(weftDataType_t type, const void* data, size_t i) {
   }
 }
 
-double reduceValues(weftRedOp_t op, weftDataType_t type, const std::vector<double>& values) {
-  double acc = values.at(0);
-  for (size_t r = 1; r < values.size(); ++r) {
-    double v = values[r];
-    switch (op) {
-      case weftProd:
-        acc *= v;
-        break;
-      case weftMax:
-        acc = std::max(acc, v);
-        break;
-      case weftMin:
-        acc = std::min(acc, v);
-        break;
-      default:
-        acc += v;
-        break;
+std::vector<double> reduceAcrossRanks(int nranks, size_t begin, size_t count, weftRedOp_t op,
+                                      weftDataType_t type) {
+  // Every rank's inputs repeat with the period of their remainders (see inputs()), so one
+  // period is reduced and then repeated.
+  const size_t period = op == weftProd ? 9 * 11 : (isFloat(type) ? 33 : 17);
+  const size_t span = std::min(count, period);
+  std::vector<double> acc = inputs(0, begin, span, op, type);
+  for (int r = 1; r < nranks; ++r) {
+    const std::vector<double> mine = inputs(r, begin, span, op, type);
+    for (size_t i = 0; i < span; ++i) {
+      double v = mine[i];
+      switch (op) {
+        case weftProd:
+          acc[i] *= v;
+          break;
+        case weftMax:
+          acc[i] = std::max(acc[i], v);
+          break;
+        case weftMin:
+          acc[i] = std::min(acc[i], v);
+          break;
+        default:
+          acc[i] += v;
+          break;
+      }
     }
   }
   if (op == weftAvg) {
-    acc /= static_cast<double>(values.size());
-    if (!isFloat(type)) acc = std::trunc(acc);
+    for (double& a : acc) {
+      a /= nranks;
+      if (!isFloat(type)) a = std::trunc(a);
+    }
   }
-  return acc;
+  std::vector<double> out(count);
+  for (size_t i = 0; i < count; ++i)
+    out[i] = acc[i % period];
+  return out;
 }
 
 double tolerance(weftDataType_t type, weftRedOp_t op, int nranks, double expected) {

@@ -22,16 +22,19 @@ const char* nameOf(weftDataType_t type);
 const char* nameOf(weftRedOp_t op);
 bool isFloat(weftDataType_t type);
 
-// The input value of element i on rank r for a reduction with op: small enough that integer
-// results never overflow, and exactly representable in every type.
-double inputValue(int rank, size_t i, weftRedOp_t op, weftDataType_t type);
+// Elements [begin, begin + count) of rank's input for a reduction with op: small enough that
+// integer results never overflow, and exactly representable in every type.
+std::vector<double> inputs(int rank, size_t begin, size_t count, weftRedOp_t op,
+                           weftDataType_t type);
 
 // Typed storage in a byte vector.
 std::vector<char> encode(weftDataType_t type, const std::vector<double>& values);
 double decodeAt(weftDataType_t type, const void* data, size_t i);
 
-// op over values (for avg, the sum divided by the count, truncated for integers).
-double reduceValues(weftRedOp_t op, weftDataType_t type, const std::vector<double>& values);
+// Elements [begin, begin + count) of every rank's inputs, reduced across ranks 0..nranks-1
+// (for avg, the sum divided by nranks, truncated for integers).
+std::vector<double> reduceAcrossRanks(int nranks, size_t begin, size_t count, weftRedOp_t op,
+                                      weftDataType_t type);
 
 // Tolerance for a result reduced over nranks inputs.
 double tolerance(weftDataType_t type, weftRedOp_t op, int nranks, double expected);

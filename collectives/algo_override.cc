@@ -1,0 +1,147 @@
+#include "collectives/algo_override.h"
+
+#include <cctype>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace weft {
+namespace {
+
+constexpr uint8_t bit(Algo a) {
+  return static_cast<uint8_t>(1u << static_cast<unsigned>(a));
+}
+
+uint8_t supportedMask(CollKind kind) {
+  uint8_t mask = 0;
+  for (int i = 0; i < kNumAlgos; ++i) {
+    if (algoSupports(static_cast<Algo>(i), kind)) mask |= bit(static_cast<Algo>(i));
+  }
+  return mask;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  for (size_t start = 0;;) {
+    size_t end = s.find(sep, start);
+    parts.push_back(trim(s.substr(start, end == std::string_view::npos ? end : end - start)));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+// "ring,tree" or "^tree".
+struct Selection {
+  bool exclude = false;
+  uint8_t algos = 0;
+  uint8_t applyTo(CollKind kind) const {
+    uint8_t supported = supportedMask(kind);
+    return exclude ? supported & ~algos : supported & algos;
+  }
+};
+
+Status invalid(const std::string& text, const std::string& why) {
+  return errorf(weftInvalidArgument, "WEFT_ALGO \"%s\": %s", text.c_str(), why.c_str());
+}
+
+Status parseSelection(const std::string& text, std::string_view list, Selection* out) {
+  Selection sel;
+  if (!list.empty() && list.front() == '^') {
+    sel.exclude = true;
+    list = trim(list.substr(1));
+  }
+  for (std::string_view name : split(list, ',')) {
+    if (name.empty()) return invalid(text, "empty algorithm name");
+    std::optional<Algo> algo = parseAlgo(name);
+    if (!algo) {
+      return invalid(text, "unknown algorithm '" + std::string(name) +
+                               "' (known: ring, tree, rd, pairwise, dissemination)");
+    }
+    sel.algos |= bit(*algo);
+  }
+  *out = sel;
+  return okStatus();
+}
+
+}  // namespace
+
+std::optional<CollKind> parseCollName(std::string_view name) {
+  std::string plain;
+  for (char c : name) {
+    if (c != '_') plain += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  static constexpr std::pair<const char*, CollKind> kNames[] = {
+      {"broadcast", CollKind::kBroadcast}, {"reduce", CollKind::kReduce},
+      {"allreduce", CollKind::kAllReduce}, {"reducescatter", CollKind::kReduceScatter},
+      {"allgather", CollKind::kAllGather}, {"alltoall", CollKind::kAllToAll},
+      {"alltoallv", CollKind::kAllToAllv}, {"barrier", CollKind::kBarrier},
+  };
+  for (const auto& [n, kind] : kNames) {
+    if (plain == n) return kind;
+  }
+  return std::nullopt;
+}
+
+AlgoOverride::AlgoOverride() {
+  for (int k = 0; k < kNumCollKinds; ++k)
+    allowed_[k] = supportedMask(static_cast<CollKind>(k));
+}
+
+Status AlgoOverride::parse(const std::string& text, AlgoOverride* out) {
+  AlgoOverride result;
+  std::optional<Selection> fallback;
+  std::array<std::optional<Selection>, kNumCollKinds> perKind;
+  for (std::string_view entry : split(trim(text), ';')) {
+    if (entry.empty()) continue;  // "" and a trailing ';'
+    size_t colon = entry.find(':');
+    Selection sel;
+    if (colon == std::string_view::npos) {
+      if (fallback) return invalid(text, "more than one list without a collective");
+      WEFT_RETURN_IF_ERROR(parseSelection(text, entry, &sel));
+      fallback = sel;
+      continue;
+    }
+    std::string_view collText = trim(entry.substr(0, colon));
+    std::optional<CollKind> kind = parseCollName(collText);
+    if (!kind) {
+      return invalid(text, "unknown collective '" + std::string(collText) +
+                               "' (known: broadcast, reduce, allreduce, reducescatter, "
+                               "allgather, alltoall, alltoallv, barrier)");
+    }
+    auto k = static_cast<size_t>(*kind);
+    if (perKind[k]) return invalid(text, std::string(collText) + " is given twice");
+    WEFT_RETURN_IF_ERROR(parseSelection(text, trim(entry.substr(colon + 1)), &sel));
+    if (sel.applyTo(*kind) == 0) {
+      return invalid(text, "leaves no algorithm that implements " + std::string(collText));
+    }
+    perKind[k] = sel;
+  }
+  for (int k = 0; k < kNumCollKinds; ++k) {
+    auto kind = static_cast<CollKind>(k);
+    uint8_t mask = 0;
+    if (perKind[k]) {
+      mask = perKind[k]->applyTo(kind);
+    } else if (fallback) {
+      mask = fallback->applyTo(kind);
+    }
+    // A default list that names nothing this collective can use leaves it unrestricted.
+    result.allowed_[k] = mask != 0 ? mask : supportedMask(kind);
+  }
+  *out = result;
+  return okStatus();
+}
+
+bool AlgoOverride::allows(CollKind kind, Algo algo) const {
+  auto k = static_cast<size_t>(kind);
+  return k < allowed_.size() && (allowed_[k] & bit(algo)) != 0;
+}
+
+}  // namespace weft

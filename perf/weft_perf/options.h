@@ -1,0 +1,52 @@
+// Command line of weft-perf: nccl-tests' flags and defaults.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perf/weft_perf/coll.h"
+#include "perf/weft_perf/types.h"
+
+namespace weft::perf {
+
+// How the per-rank times of one measurement become the reported one (nccl-tests' -a).
+enum class TimeAcrossRanks { kRank0 = 0, kAverage = 1, kMin = 2, kMax = 3 };
+
+struct Options {
+  Coll coll = Coll::kAllReduce;
+  size_t minBytes = 32u << 20;
+  size_t maxBytes = 32u << 20;
+  size_t stepBytes = 1u << 20;
+  size_t stepFactor = 1;  // > 1: multiply sizes by it instead of adding stepBytes
+  int iters = 20;
+  int warmupIters = 5;
+  int aggIters = 1;  // calls per iteration, grouped with weftGroupStart/End
+  int check = 1;     // validation runs per measurement
+  std::vector<TypeInfo> types = {typeInfo(weftFloat32)};
+  std::vector<OpInfo> ops = {{weftSum, "sum"}};
+  int root = 0;           // -1: every rank in turn
+  bool blocking = false;  // true: NULL stream; false: a weft CPU stream
+  TimeAcrossRanks timeAcrossRanks = TimeAcrossRanks::kMax;
+};
+
+// Either options to run with, or an exit code and a text to print (help or an error).
+struct ParseResult {
+  std::optional<Options> options;
+  int exitCode = 0;
+  std::string message;  // to stdout when exitCode is 0, else to stderr
+};
+
+// argv[0] may itself name the collective (a link called all_reduce_perf); otherwise the
+// first positional argument does.
+ParseResult parseOptions(int argc, const char* const* argv);
+
+// "64", "1.5K", "32M", "1G" (powers of 1024, either case), as nccl-tests' -b and -e.
+std::optional<size_t> parseSize(std::string_view text);
+
+// The sizes measured, from minBytes up to maxBytes.
+std::vector<size_t> sizeList(const Options& options);
+
+}  // namespace weft::perf

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds Weft and runs the whole test suite. --sanitize builds with AddressSanitizer and
+# UndefinedBehaviorSanitizer instead. Extra arguments go to ctest (e.g. -L unit, -R Split).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/install-deps.sh"
+dir="$root/build-test"
+options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+if [ "${1:-}" = "--sanitize" ]; then
+  shift
+  dir="$root/build-asan"
+  options=(-DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=address,undefined)
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
+"$root/scripts/build.sh" "$dir" "${options[@]}"
+cd "$dir"
+ctest --output-on-failure --timeout 900 -j "$(nproc)" "$@"

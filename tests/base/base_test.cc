@@ -1,0 +1,209 @@
+// The base layer and the bootstrap's pure parts: byte sizes, addresses, interface selection,
+// launcher environments, unique ids and the waiting primitives.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "src/base/env.h"
+#include "src/base/socket.h"
+#include "src/base/wait.h"
+#include "src/bootstrap/launch_env.h"
+#include "src/bootstrap/unique_id.h"
+
+namespace weft {
+namespace {
+
+TEST(Env, ParseBytes) {
+  EXPECT_EQ(parseBytes("4096"), 4096u);
+  EXPECT_EQ(parseBytes("4K"), 4096u);
+  EXPECT_EQ(parseBytes("2m"), 2u << 20);
+  EXPECT_EQ(parseBytes("1G"), 1u << 30);
+  EXPECT_FALSE(parseBytes(""));
+  EXPECT_FALSE(parseBytes("12Q"));
+  EXPECT_FALSE(parseBytes("-5"));
+  EXPECT_FALSE(parseBytes("K"));
+}
+
+TEST(SockAddr, ParseAndPrint) {
+  SockAddr a;
+  ASSERT_TRUE(SockAddr::parse("127.0.0.1:5000", &a).ok());
+  EXPECT_EQ(a.family(), AF_INET);
+  EXPECT_EQ(a.port(), 5000);
+  EXPECT_TRUE(a.isLoopback());
+  EXPECT_EQ(a.toString(), "127.0.0.1:5000");
+  ASSERT_TRUE(SockAddr::parse("[::1]:6000", &a).ok());
+  EXPECT_EQ(a.family(), AF_INET6);
+  EXPECT_EQ(a.toString(), "[::1]:6000");
+  EXPECT_TRUE(a.isLoopback());
+  ASSERT_TRUE(SockAddr::parse("localhost:7", &a).ok());
+  EXPECT_EQ(a.port(), 7);
+  EXPECT_FALSE(SockAddr::parse("127.0.0.1:port", &a).ok());
+  EXPECT_FALSE(SockAddr::parse("[::1", &a).ok());
+  EXPECT_FALSE(SockAddr::parse("no-such-host.invalid:80", &a).ok());
+}
+
+TEST(Interfaces, SelectionLikeNccl) {
+  std::vector<NetInterface> list;
+  ASSERT_TRUE(findInterfaces("=lo", "AF_INET", &list).ok());
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].name, "lo");
+  EXPECT_TRUE(list[0].address.isLoopback());
+  ASSERT_TRUE(findInterfaces("^lo", "", &list).ok() || list.empty());
+  for (const auto& ni : list)
+    EXPECT_NE(ni.name, "lo");
+  Status s = findInterfaces("nosuchif", "", &list);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("nosuchif"), std::string::npos);
+  // The default never fails: loopback is the last resort.
+  ASSERT_TRUE(findInterfaces("", "AF_INET", &list).ok());
+  EXPECT_FALSE(list.empty());
+}
+
+TEST(Sockets, ConnectRetriesUntilDeadline) {
+  SockAddr a;
+  ASSERT_TRUE(SockAddr::parse("127.0.0.1:1", &a).ok());
+  Socket s;
+  auto start = std::chrono::steady_clock::now();
+  Status st = connectSocket(a, Deadline::after(200), nullptr, &s);
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(st.code(), weftTimeout) << st.message();
+  EXPECT_GE(took, std::chrono::milliseconds(190));
+  EXPECT_LT(took, std::chrono::seconds(3));
+  AbortFlag abort{true};
+  st = connectSocket(a, Deadline::after(5000), &abort, &s);
+  EXPECT_NE(st.code(), weftSuccess);
+}
+
+using Vars = std::map<std::string, std::string>;
+
+Status launch(const Vars& vars, LaunchInfo* info) {
+  return readLaunchInfo(
+      [&](const char* name) -> std::optional<std::string> {
+        auto it = vars.find(name);
+        if (it == vars.end()) return std::nullopt;
+        return it->second;
+      },
+      info);
+}
+
+TEST(LaunchEnv, WeftRun) {
+  LaunchInfo info;
+  ASSERT_TRUE(launch({{"WEFT_RANK", "2"},
+                      {"WEFT_WORLD_SIZE", "4"},
+                      {"WEFT_COMM_ID", "10.0.0.1:29500"},
+                      {"WEFT_COMM_SECRET", "00112233445566778899aabbccddeeff"}},
+                     &info)
+                  .ok());
+  EXPECT_EQ(info.rank, 2);
+  EXPECT_EQ(info.size, 4);
+  EXPECT_EQ(info.launcher, "weft-run");
+  EXPECT_EQ(info.rootAddress, "10.0.0.1:29500");
+  EXPECT_TRUE(info.secretFromLauncher);
+  EXPECT_EQ(info.secret[0], 0x00);
+  EXPECT_EQ(info.secret[15], 0xff);
+}
+
+TEST(LaunchEnv, OpenMpiSlurmTorchrun) {
+  LaunchInfo info;
+  ASSERT_TRUE(launch({{"OMPI_COMM_WORLD_RANK", "1"},
+                      {"OMPI_COMM_WORLD_SIZE", "8"},
+                      {"WEFT_COMM_ID", "node1:1234"}},
+                     &info)
+                  .ok());
+  EXPECT_EQ(info.launcher, "Open MPI");
+  EXPECT_EQ(info.rank, 1);
+  EXPECT_FALSE(info.secretFromLauncher);
+
+  ASSERT_TRUE(launch({{"SLURM_PROCID", "3"},
+                      {"SLURM_NTASKS", "16"},
+                      {"SLURM_JOB_ID", "4242"},
+                      {"SLURM_STEP_NODELIST", "gpu[07-10],cpu1"}},
+                     &info)
+                  .ok());
+  EXPECT_EQ(info.launcher, "Slurm");
+  EXPECT_EQ(info.rootAddress, "gpu07:" + std::to_string(20000 + 4242));
+
+  ASSERT_TRUE(launch({{"RANK", "0"},
+                      {"WORLD_SIZE", "2"},
+                      {"MASTER_ADDR", "10.1.1.1"},
+                      {"MASTER_PORT", "29500"}},
+                     &info)
+                  .ok());
+  EXPECT_EQ(info.launcher, "torchrun");
+  EXPECT_EQ(info.rootAddress, "10.1.1.1:29501");
+
+  // Two ranks of one job derive the same secret without being told one.
+  LaunchInfo other;
+  ASSERT_TRUE(launch({{"RANK", "1"},
+                      {"WORLD_SIZE", "2"},
+                      {"MASTER_ADDR", "10.1.1.1"},
+                      {"MASTER_PORT", "29500"}},
+                     &other)
+                  .ok());
+  EXPECT_EQ(info.secret, other.secret);
+}
+
+TEST(LaunchEnv, Errors) {
+  LaunchInfo info;
+  Status s = launch({}, &info);
+  EXPECT_EQ(s.code(), weftInvalidUsage);
+  EXPECT_NE(s.message().find("WEFT_RANK"), std::string::npos);
+  s = launch({{"WEFT_RANK", "4"}, {"WEFT_WORLD_SIZE", "4"}, {"WEFT_COMM_ID", "h:1"}}, &info);
+  EXPECT_EQ(s.code(), weftInvalidArgument);
+  s = launch({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}}, &info);
+  EXPECT_NE(s.message().find("WEFT_COMM_ID"), std::string::npos);
+  s = launch({{"WEFT_RANK", "0"},
+              {"WEFT_WORLD_SIZE", "1"},
+              {"WEFT_COMM_ID", "h:1"},
+              {"WEFT_COMM_SECRET", "xyz"}},
+             &info);
+  EXPECT_EQ(s.code(), weftInvalidArgument);
+}
+
+TEST(LaunchEnv, FirstSlurmHost) {
+  EXPECT_EQ(firstSlurmHost("node1"), "node1");
+  EXPECT_EQ(firstSlurmHost("a,b"), "a");
+  EXPECT_EQ(firstSlurmHost("n[3-5]"), "n3");
+  EXPECT_EQ(firstSlurmHost("n[03,07]"), "n03");
+  EXPECT_EQ(firstSlurmHost("x,n[1-2]"), "x");
+}
+
+TEST(UniqueId, RoundTripAndRejection) {
+  UniqueIdData data;
+  SockAddr a;
+  ASSERT_TRUE(SockAddr::parse("192.168.1.2:4321", &a).ok());
+  data.root = WireAddress::from(a);
+  for (size_t i = 0; i < data.secret.size(); ++i)
+    data.secret[i] = static_cast<uint8_t>(i * 7);
+  data.commTag = 0x1234567890abcdefull;
+  weftUniqueId id;
+  encodeUniqueId(data, &id);
+  UniqueIdData back;
+  ASSERT_TRUE(decodeUniqueId(id, &back).ok());
+  EXPECT_EQ(back.root.toSockAddr().toString(), "192.168.1.2:4321");
+  EXPECT_EQ(back.secret, data.secret);
+  EXPECT_EQ(back.commTag, data.commTag);
+  // A single flipped bit is caught.
+  id.internal[20] ^= 1;
+  EXPECT_EQ(decodeUniqueId(id, &back).code(), weftInvalidArgument);
+}
+
+TEST(Backoff, SpinsThenSleeps) {
+  Backoff b;
+  auto start = std::chrono::steady_clock::now();
+  while (!b.sleeping())
+    b.pause();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  for (int i = 0; i < 10; ++i)
+    b.pause();
+  EXPECT_TRUE(b.sleeping());
+  b.reset();
+  EXPECT_FALSE(b.sleeping());
+  EXPECT_FALSE(Deadline::never().expired());
+  EXPECT_TRUE(Deadline::after(1).finite());
+}
+
+}  // namespace
+}  // namespace weft

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs Weft from a build tree into a scratch prefix, then builds and runs a consumer with
+# find_package(Weft) and another with pkg-config, as a project that links Weft would.
+set -euo pipefail
+build=$1
+source=$2
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$build" --prefix "$prefix" >/dev/null
+test -f "$prefix/include/weft/weft.h"
+test -f "$prefix/include/weft/weft.hpp"
+ls "$prefix"/lib*/libweft.so* "$prefix"/lib*/libweft.a >/dev/null
+
+cmake -S "$source/consumer" -B "$prefix/consumer-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$prefix/consumer-build" >/dev/null
+LD_LIBRARY_PATH=$(echo "$prefix"/lib*) "$prefix/consumer-build/consumer"
+
+pc_dir=$(dirname "$(ls "$prefix"/lib*/pkgconfig/weft.pc)")
+flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs weft)
+g++ -std=c++20 "$source/consumer/consumer.cc" $flags -pthread -o "$prefix/consumer-pc"
+LD_LIBRARY_PATH=$(echo "$prefix"/lib*) "$prefix/consumer-pc"
+echo "install test passed"

@@ -1,0 +1,704 @@
+// weft-perf's logic without a communicator: options, sizes, bandwidth formulas, the 16-bit
+// float formats, the data generator and reference check, and the report format.
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "perf/weft_perf/check.h"
+#include "perf/weft_perf/coll.h"
+#include "perf/weft_perf/options.h"
+#include "perf/weft_perf/report.h"
+#include "perf/weft_perf/types.h"
+
+namespace weft::perf {
+namespace {
+
+ParseResult parse(std::vector<const char*> args, const char* program = "weft-perf") {
+  args.insert(args.begin(), program);
+  return parseOptions(static_cast<int>(args.size()), args.data());
+}
+
+Options options(std::vector<const char*> args) {
+  ParseResult r = parse(std::move(args));
+  EXPECT_TRUE(r.options) << r.message;
+  return r.options.value_or(Options{});
+}
+
+// ---- options ----
+
+TEST(WeftPerfOptions, ParseSize) {
+  EXPECT_EQ(parseSize("8"), 8u);
+  EXPECT_EQ(parseSize("0"), 0u);
+  EXPECT_EQ(parseSize("1K"), 1024u);
+  EXPECT_EQ(parseSize("1k"), 1024u);
+  EXPECT_EQ(parseSize("1.5K"), 1536u);
+  EXPECT_EQ(parseSize("32M"), 32u << 20);
+  EXPECT_EQ(parseSize("2G"), size_t{2} << 30);
+  EXPECT_FALSE(parseSize(""));
+  EXPECT_FALSE(parseSize("M"));
+  EXPECT_FALSE(parseSize("1T"));
+  EXPECT_FALSE(parseSize("1KB"));
+  EXPECT_FALSE(parseSize("-1"));
+}
+
+TEST(WeftPerfOptions, DefaultsAreNcclTests) {
+  Options o = options({"all_reduce"});
+  EXPECT_EQ(o.coll, Coll::kAllReduce);
+  EXPECT_EQ(o.minBytes, 32u << 20);
+  EXPECT_EQ(o.maxBytes, 32u << 20);
+  EXPECT_EQ(o.stepBytes, 1u << 20);
+  EXPECT_EQ(o.stepFactor, 1u);
+  EXPECT_EQ(o.iters, 20);
+  EXPECT_EQ(o.warmupIters, 5);
+  EXPECT_EQ(o.aggIters, 1);
+  EXPECT_EQ(o.check, 1);
+  ASSERT_EQ(o.types.size(), 1u);
+  EXPECT_EQ(o.types[0].type, weftFloat32);
+  ASSERT_EQ(o.ops.size(), 1u);
+  EXPECT_EQ(o.ops[0].op, weftSum);
+  EXPECT_EQ(o.root, 0);
+  EXPECT_FALSE(o.blocking);
+  EXPECT_EQ(o.timeAcrossRanks, TimeAcrossRanks::kMax);
+}
+
+TEST(WeftPerfOptions, ShortFlags) {
+  Options o = options({"reduce", "-b", "8",  "-e", "1M", "-f", "4",  "-i",    "16", "-n",  "7",
+                       "-w",     "2",  "-m", "3",  "-c", "0",  "-d", "int64", "-o", "max", "-r",
+                       "1",      "-z", "1",  "-a", "1",  "-t", "1",  "-g",    "1"});
+  EXPECT_EQ(o.coll, Coll::kReduce);
+  EXPECT_EQ(o.minBytes, 8u);
+  EXPECT_EQ(o.maxBytes, 1u << 20);
+  EXPECT_EQ(o.stepFactor, 4u);
+  EXPECT_EQ(o.stepBytes, 16u);
+  EXPECT_EQ(o.iters, 7);
+  EXPECT_EQ(o.warmupIters, 2);
+  EXPECT_EQ(o.aggIters, 3);
+  EXPECT_EQ(o.check, 0);
+  EXPECT_EQ(o.types[0].type, weftInt64);
+  EXPECT_EQ(o.ops[0].op, weftMax);
+  EXPECT_EQ(o.root, 1);
+  EXPECT_TRUE(o.blocking);
+  EXPECT_EQ(o.timeAcrossRanks, TimeAcrossRanks::kAverage);
+}
+
+TEST(WeftPerfOptions, LongFlags) {
+  Options o = options({"broadcast",
+                       "--minbytes",
+                       "1K",
+                       "--maxbytes=2K",
+                       "--stepbytes",
+                       "512",
+                       "--stepfactor",
+                       "1",
+                       "--iters",
+                       "3",
+                       "--warmup_iters",
+                       "0",
+                       "--agg_iters",
+                       "2",
+                       "--check",
+                       "2",
+                       "--datatype",
+                       "bfloat16",
+                       "--op",
+                       "avg",
+                       "--root",
+                       "-1",
+                       "--blocking",
+                       "0",
+                       "--average",
+                       "2"});
+  EXPECT_EQ(o.coll, Coll::kBroadcast);
+  EXPECT_EQ(o.minBytes, 1024u);
+  EXPECT_EQ(o.maxBytes, 2048u);
+  EXPECT_EQ(o.stepBytes, 512u);
+  EXPECT_EQ(o.iters, 3);
+  EXPECT_EQ(o.warmupIters, 0);
+  EXPECT_EQ(o.aggIters, 2);
+  EXPECT_EQ(o.check, 2);
+  EXPECT_EQ(o.types[0].type, weftBfloat16);
+  EXPECT_EQ(o.ops[0].op, weftAvg);
+  EXPECT_EQ(o.root, -1);
+  EXPECT_FALSE(o.blocking);
+  EXPECT_EQ(o.timeAcrossRanks, TimeAcrossRanks::kMin);
+}
+
+TEST(WeftPerfOptions, CollectiveNames) {
+  const std::pair<const char*, Coll> names[] = {
+      {"all_reduce", Coll::kAllReduce},
+      {"all_reduce_perf", Coll::kAllReduce},
+      {"all_gather", Coll::kAllGather},
+      {"all_gather_perf", Coll::kAllGather},
+      {"reduce_scatter", Coll::kReduceScatter},
+      {"reduce_scatter_perf", Coll::kReduceScatter},
+      {"broadcast", Coll::kBroadcast},
+      {"broadcast_perf", Coll::kBroadcast},
+      {"reduce", Coll::kReduce},
+      {"reduce_perf", Coll::kReduce},
+      {"all_to_all", Coll::kAllToAll},
+      {"alltoall_perf", Coll::kAllToAll},
+      {"alltoall", Coll::kAllToAll},
+      {"sendrecv", Coll::kSendRecv},
+      {"sendrecv_perf", Coll::kSendRecv},
+  };
+  for (const auto& [name, coll] : names) {
+    EXPECT_EQ(options({name}).coll, coll) << name;
+    EXPECT_EQ(collFromName(collName(coll)), coll);
+  }
+  EXPECT_FALSE(collFromName("allreduce"));
+}
+
+TEST(WeftPerfOptions, CollectiveFromProgramName) {
+  ParseResult r = parse({"-b", "8"}, "/opt/bin/reduce_scatter_perf");
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_EQ(r.options->coll, Coll::kReduceScatter);
+  // An explicit collective still wins.
+  r = parse({"broadcast"}, "all_reduce_perf");
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_EQ(r.options->coll, Coll::kBroadcast);
+}
+
+TEST(WeftPerfOptions, AllTypesAndOps) {
+  Options o = options({"all_reduce", "-d", "all", "-o", "all"});
+  ASSERT_EQ(o.types.size(), 10u);
+  EXPECT_STREQ(o.types.front().name, "int8");
+  EXPECT_STREQ(o.types.back().name, "bfloat16");
+  ASSERT_EQ(o.ops.size(), 5u);
+  EXPECT_STREQ(o.ops.front().name, "sum");
+  EXPECT_STREQ(o.ops.back().name, "avg");
+}
+
+TEST(WeftPerfOptions, TypeNames) {
+  const std::pair<const char*, weftDataType_t> names[] = {
+      {"int8", weftInt8},       {"char", weftInt8},       {"uint8", weftUint8},
+      {"int32", weftInt32},     {"int", weftInt32},       {"uint32", weftUint32},
+      {"int64", weftInt64},     {"uint64", weftUint64},   {"half", weftFloat16},
+      {"float16", weftFloat16}, {"float", weftFloat32},   {"float32", weftFloat32},
+      {"double", weftFloat64},  {"float64", weftFloat64}, {"bfloat16", weftBfloat16},
+  };
+  for (const auto& [name, type] : names) {
+    auto t = typeFromName(name);
+    ASSERT_TRUE(t) << name;
+    EXPECT_EQ(t->type, type) << name;
+  }
+  EXPECT_EQ(typeInfo(weftFloat16).size, 2u);
+  EXPECT_EQ(typeInfo(weftUint64).size, 8u);
+}
+
+TEST(WeftPerfOptions, Errors) {
+  for (std::vector<const char*> args : std::vector<std::vector<const char*>>{
+           {},                              // no collective
+           {"allreduce"},                   // unknown collective
+           {"all_reduce", "-d", "float8"},  // unknown type
+           {"all_reduce", "-o", "mulsum"},  // unknown op
+           {"all_reduce", "-b", "2M", "-e", "1M"},
+           {"all_reduce", "-b", "1x"},
+           {"all_reduce", "-i", "0"},  // would never advance
+           {"all_reduce", "-n", "0"},
+           {"all_reduce", "-m", "0"},
+           {"all_reduce", "-w", "-1"},
+           {"all_reduce", "-r", "-2"},
+           {"all_reduce", "-a", "4"},
+           {"all_reduce", "-t", "2"},
+           {"all_reduce", "-g", "2"},
+           {"all_reduce", "--bogus"},
+       }) {
+    ParseResult r = parse(args);
+    EXPECT_FALSE(r.options) << (args.empty() ? "" : args.back());
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.message.find("weft-perf: "), std::string::npos) << r.message;
+  }
+  ParseResult help = parse({"--help"});
+  EXPECT_EQ(help.exitCode, 0);
+  EXPECT_NE(help.message.find("--minbytes"), std::string::npos);
+}
+
+TEST(WeftPerfOptions, SizeList) {
+  EXPECT_EQ(sizeList(options({"all_reduce", "-b", "8", "-e", "1M", "-f", "4"})),
+            (std::vector<size_t>{8, 32, 128, 512, 2048, 8192, 32768, 131072, 524288}));
+  EXPECT_EQ(sizeList(options({"all_reduce", "-b", "1K", "-e", "4K", "-i", "1K"})),
+            (std::vector<size_t>{1024, 2048, 3072, 4096}));
+  EXPECT_EQ(sizeList(options({"all_reduce", "-b", "0", "-e", "4", "-f", "2"})),
+            (std::vector<size_t>{0, 1, 2, 4}));
+  EXPECT_EQ(sizeList(options({"all_reduce"})), std::vector<size_t>{32u << 20});
+  Options huge = options({"all_reduce", "-b", "1G", "-e", "1G"});
+  huge.maxBytes = std::numeric_limits<size_t>::max();
+  huge.stepFactor = 1u << 20;
+  EXPECT_EQ(sizeList(huge), (std::vector<size_t>{size_t{1} << 30, size_t{1} << 50}))
+      << "stops before overflowing";
+}
+
+// ---- collectives: counts and bandwidth ----
+
+TEST(WeftPerfColl, CountsFollowNcclTests) {
+  auto expect = [](Coll c, size_t count, int n, CollCounts want) {
+    CollCounts got = collCounts(c, count, n);
+    EXPECT_EQ(got.sendCount, want.sendCount) << collName(c);
+    EXPECT_EQ(got.recvCount, want.recvCount) << collName(c);
+    EXPECT_EQ(got.paramCount, want.paramCount) << collName(c);
+    EXPECT_EQ(got.sendInplaceOffset, want.sendInplaceOffset) << collName(c);
+    EXPECT_EQ(got.recvInplaceOffset, want.recvInplaceOffset) << collName(c);
+  };
+  expect(Coll::kAllReduce, 10, 4, {10, 10, 10, 0, 0});
+  expect(Coll::kBroadcast, 10, 4, {10, 10, 10, 0, 0});
+  expect(Coll::kReduce, 10, 4, {10, 10, 10, 0, 0});
+  expect(Coll::kSendRecv, 10, 4, {10, 10, 10, 0, 0});
+  expect(Coll::kAllGather, 10, 4, {2, 8, 2, 2, 0});
+  expect(Coll::kReduceScatter, 10, 4, {8, 2, 2, 0, 2});
+  expect(Coll::kAllToAll, 10, 4, {8, 8, 2, 0, 0});
+  expect(Coll::kAllGather, 3, 4, {0, 0, 0, 0, 0});
+  // The size column: all_gather reports the whole receive buffer.
+  EXPECT_EQ(reportedBytes(collCounts(Coll::kAllGather, 256, 4), 4), 1024u);
+  EXPECT_EQ(reportedBytes(collCounts(Coll::kReduceScatter, 10, 4), 4), 32u);
+}
+
+TEST(WeftPerfColl, BusBandwidthFactors) {
+  EXPECT_DOUBLE_EQ(busBwFactor(Coll::kAllReduce, 4), 1.5);
+  EXPECT_DOUBLE_EQ(busBwFactor(Coll::kAllReduce, 2), 1.0);
+  EXPECT_DOUBLE_EQ(busBwFactor(Coll::kAllReduce, 1), 0.0);
+  EXPECT_DOUBLE_EQ(busBwFactor(Coll::kAllGather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busBwFactor(Coll::kReduceScatter, 8), 0.875);
+  EXPECT_DOUBLE_EQ(busBwFactor(Coll::kAllToAll, 2), 0.5);
+  EXPECT_DOUBLE_EQ(busBwFactor(Coll::kBroadcast, 8), 1.0);
+  EXPECT_DOUBLE_EQ(busBwFactor(Coll::kReduce, 8), 1.0);
+  EXPECT_DOUBLE_EQ(busBwFactor(Coll::kSendRecv, 8), 1.0);
+}
+
+TEST(WeftPerfColl, Bandwidth) {
+  // 1e9 bytes of float in one second on 4 ranks.
+  Bandwidth ar = bandwidth(Coll::kAllReduce, 250'000'000, 4, 1.0, 4);
+  EXPECT_DOUBLE_EQ(ar.algBw, 1.0);
+  EXPECT_DOUBLE_EQ(ar.busBw, 1.5);
+  // all_gather's count is per rank: algbw counts the whole gathered buffer.
+  Bandwidth ag = bandwidth(Coll::kAllGather, 62'500'000, 4, 0.5, 4);
+  EXPECT_DOUBLE_EQ(ag.algBw, 2.0);
+  EXPECT_DOUBLE_EQ(ag.busBw, 1.5);
+  Bandwidth a2a = bandwidth(Coll::kAllToAll, 62'500'000, 4, 1.0, 4);
+  EXPECT_DOUBLE_EQ(a2a.algBw, 1.0);
+  EXPECT_DOUBLE_EQ(a2a.busBw, 0.75);
+  Bandwidth b = bandwidth(Coll::kBroadcast, 1000, 8, 1e-6, 4);
+  EXPECT_DOUBLE_EQ(b.algBw, 8.0);
+  EXPECT_DOUBLE_EQ(b.busBw, 8.0);
+  EXPECT_EQ(bandwidth(Coll::kAllReduce, 0, 4, 1e-6, 2).algBw, 0.0);
+}
+
+TEST(WeftPerfColl, InPlaceRules) {
+  EXPECT_TRUE(collChecksInPlace(Coll::kAllReduce));
+  EXPECT_FALSE(collChecksInPlace(Coll::kAllToAll));
+  EXPECT_FALSE(collChecksInPlace(Coll::kSendRecv));
+  EXPECT_TRUE(collRunsInPlace(Coll::kSendRecv));
+  EXPECT_FALSE(collRunsInPlace(Coll::kAllToAll));
+  EXPECT_TRUE(collHasOp(Coll::kReduceScatter));
+  EXPECT_FALSE(collHasOp(Coll::kAllGather));
+  EXPECT_TRUE(collHasRoot(Coll::kReduce));
+  EXPECT_FALSE(collHasRoot(Coll::kAllReduce));
+}
+
+// ---- 16-bit floats ----
+
+TEST(WeftPerfTypes, Half) {
+  for (int i = -2048; i <= 2048; ++i) {
+    EXPECT_EQ(halfToFloat(floatToHalf(static_cast<float>(i))), static_cast<float>(i));
+  }
+  EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(floatToHalf(-2.0f), 0xc000);
+  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65519.0f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);                      // rounds to infinity
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001);         // smallest subnormal
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);         // halfway: to even (zero)
+  EXPECT_EQ(floatToHalf(std::ldexp(3.0f, -26)), 0x0001);         // above halfway
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie to even
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(3.0f, -11)), 0x3c02);  // tie to even, upwards
+  EXPECT_EQ(floatToHalf(2047.5f), floatToHalf(2048.0f));
+  EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(std::nanf("")))));
+  EXPECT_EQ(halfToFloat(0x7c00), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(halfToFloat(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_EQ(halfToFloat(0x8000), 0.0f);
+  EXPECT_TRUE(std::signbit(halfToFloat(0x8000)));
+}
+
+TEST(WeftPerfTypes, Bfloat16) {
+  for (int i = -256; i <= 256; ++i) {
+    EXPECT_EQ(bf16ToFloat(floatToBf16(static_cast<float>(i))), static_cast<float>(i));
+  }
+  EXPECT_EQ(floatToBf16(1.0f), 0x3f80);
+  EXPECT_EQ(floatToBf16(1.0f + std::ldexp(1.0f, -8)), 0x3f80);  // tie to even
+  EXPECT_EQ(floatToBf16(1.0f + std::ldexp(3.0f, -8)), 0x3f82);
+  EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(std::nanf("")))));
+  EXPECT_EQ(bf16ToFloat(floatToBf16(std::numeric_limits<float>::infinity())),
+            std::numeric_limits<float>::infinity());
+}
+
+// ---- generator and reference ----
+
+// Element access for tests, by type, through double (exact for the generator's values).
+double loadAsDouble(weftDataType_t type, const void* buf, size_t i) {
+  const char* p = static_cast<const char*>(buf) + i * typeInfo(type).size;
+  switch (type) {
+    case weftInt8:
+      return *reinterpret_cast<const int8_t*>(p);
+    case weftUint8:
+      return *reinterpret_cast<const uint8_t*>(p);
+    case weftInt32:
+      return *reinterpret_cast<const int32_t*>(p);
+    case weftUint32:
+      return *reinterpret_cast<const uint32_t*>(p);
+    case weftInt64:
+      return static_cast<double>(*reinterpret_cast<const int64_t*>(p));
+    case weftUint64:
+      return static_cast<double>(*reinterpret_cast<const uint64_t*>(p));
+    case weftFloat16:
+      return halfToFloat(*reinterpret_cast<const uint16_t*>(p));
+    case weftFloat32:
+      return *reinterpret_cast<const float*>(p);
+    case weftFloat64:
+      return *reinterpret_cast<const double*>(p);
+    case weftBfloat16:
+      return bf16ToFloat(*reinterpret_cast<const uint16_t*>(p));
+    default:
+      return 0;
+  }
+}
+
+void storeFromDouble(weftDataType_t type, void* buf, size_t i, double v) {
+  char* p = static_cast<char*>(buf) + i * typeInfo(type).size;
+  switch (type) {
+    case weftInt8:
+      *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(v);
+      break;
+    case weftUint8:
+      *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v);
+      break;
+    case weftInt32:
+      *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(v);
+      break;
+    case weftUint32:
+      *reinterpret_cast<uint32_t*>(p) = static_cast<uint32_t>(v);
+      break;
+    case weftInt64:
+      *reinterpret_cast<int64_t*>(p) = static_cast<int64_t>(v);
+      break;
+    case weftUint64:
+      *reinterpret_cast<uint64_t*>(p) = static_cast<uint64_t>(v);
+      break;
+    case weftFloat16:
+      *reinterpret_cast<uint16_t*>(p) = floatToHalf(static_cast<float>(v));
+      break;
+    case weftFloat32:
+      *reinterpret_cast<float*>(p) = static_cast<float>(v);
+      break;
+    case weftFloat64:
+      *reinterpret_cast<double*>(p) = v;
+      break;
+    case weftBfloat16:
+      *reinterpret_cast<uint16_t*>(p) = floatToBf16(static_cast<float>(v));
+      break;
+    default:
+      break;
+  }
+}
+
+using Bytes = std::vector<char>;
+
+bool isSigned(weftDataType_t type) {
+  return type == weftInt8 || type == weftInt32 || type == weftInt64;
+}
+
+// Integers widened to 64 bits (sign- or zero-extended); stored back by truncation, so
+// arithmetic on the wide value wraps like the element type's (little-endian host).
+int64_t loadInt(weftDataType_t type, const void* buf, size_t i) {
+  size_t ts = typeInfo(type).size;
+  uint64_t bits = 0;
+  std::memcpy(&bits, static_cast<const char*>(buf) + i * ts, ts);
+  if (isSigned(type) && ts < 8 && (bits >> (8 * ts - 1)) & 1) bits |= ~uint64_t{0} << (8 * ts);
+  return static_cast<int64_t>(bits);
+}
+
+void storeInt(weftDataType_t type, void* buf, size_t i, int64_t v) {
+  size_t ts = typeInfo(type).size;
+  std::memcpy(static_cast<char*>(buf) + i * ts, &v, ts);
+}
+
+int64_t combineInt(weftDataType_t type, weftRedOp_t op, int64_t a, int64_t b) {
+  uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  switch (op) {
+    case weftProd:
+      return static_cast<int64_t>(ua * ub);
+    case weftMax:
+      return isSigned(type) ? std::max(a, b) : static_cast<int64_t>(std::max(ua, ub));
+    case weftMin:
+      return isSigned(type) ? std::min(a, b) : static_cast<int64_t>(std::min(ua, ub));
+    default:
+      return static_cast<int64_t>(ua + ub);
+  }
+}
+
+// Floating point through double: exact for the generator's small values, then rounded to the
+// type after every step as a library working in the type would.
+double combineFloat(weftRedOp_t op, double a, double b) {
+  switch (op) {
+    case weftProd:
+      return a * b;
+    case weftMax:
+      return std::max(a, b);
+    case weftMin:
+      return std::min(a, b);
+    default:
+      return a + b;
+  }
+}
+
+// One reduction step into acc (one element) from src[index].
+void reduceStep(const CheckSpec& s, void* acc, const void* src, size_t index) {
+  if (typeInfo(s.type).isFloat) {
+    storeFromDouble(
+        s.type, acc, 0,
+        combineFloat(s.op, loadAsDouble(s.type, acc, 0), loadAsDouble(s.type, src, index)));
+  } else {
+    storeInt(s.type, acc, 0,
+             combineInt(s.type, s.op, loadInt(s.type, acc, 0), loadInt(s.type, src, index)));
+  }
+}
+
+void averageOf(const CheckSpec& s, void* acc) {
+  if (typeInfo(s.type).isFloat) {
+    storeFromDouble(s.type, acc, 0, loadAsDouble(s.type, acc, 0) / s.nranks);
+  } else if (isSigned(s.type)) {
+    storeInt(s.type, acc, 0, loadInt(s.type, acc, 0) / s.nranks);
+  } else {
+    uint64_t v = static_cast<uint64_t>(loadInt(s.type, acc, 0));
+    storeInt(s.type, acc, 0, static_cast<int64_t>(v / static_cast<uint64_t>(s.nranks)));
+  }
+}
+
+// Runs a collective on plain buffers: inputs[r] holds rank r's sendCount elements; returns
+// each rank's receive buffer (recvCount elements).
+std::vector<Bytes> simulate(const CheckSpec& s, const CollCounts& c,
+                            const std::vector<Bytes>& inputs, bool reverseOrder) {
+  size_t ts = typeInfo(s.type).size;
+  int n = s.nranks;
+  size_t cnt = c.paramCount;
+  std::vector<Bytes> out(n, Bytes(std::max<size_t>(c.recvCount, 1) * ts, 0));
+  auto copy = [&](int dstRank, size_t dstIndex, int srcRank, size_t srcIndex, size_t elems) {
+    std::memcpy(out[dstRank].data() + dstIndex * ts, inputs[srcRank].data() + srcIndex * ts,
+                elems * ts);
+  };
+  auto reduced = [&](size_t index) {
+    int first = reverseOrder ? n - 1 : 0;
+    Bytes acc(ts);
+    std::memcpy(acc.data(), inputs[first].data() + index * ts, ts);
+    for (int k = 1; k < n; ++k) {
+      int r = reverseOrder ? n - 1 - k : k;
+      reduceStep(s, acc.data(), inputs[r].data(), index);
+    }
+    if (s.op == weftAvg) averageOf(s, acc.data());
+    return acc;
+  };
+  for (int me = 0; me < n; ++me) {
+    switch (s.coll) {
+      case Coll::kAllReduce:
+      case Coll::kReduce:
+      case Coll::kReduceScatter:
+        for (size_t i = 0; i < c.recvCount; ++i) {
+          size_t from = s.coll == Coll::kReduceScatter ? me * cnt + i : i;
+          std::memcpy(out[me].data() + i * ts, reduced(from).data(), ts);
+        }
+        break;
+      case Coll::kBroadcast:
+        copy(me, 0, s.root, 0, c.recvCount);
+        break;
+      case Coll::kAllGather:
+        for (int r = 0; r < n; ++r) {
+          copy(me, r * cnt, r, 0, cnt);
+        }
+        break;
+      case Coll::kAllToAll:
+        for (int r = 0; r < n; ++r) {
+          copy(me, r * cnt, r, me * cnt, cnt);
+        }
+        break;
+      case Coll::kSendRecv:
+        copy(me, 0, (me - 1 + n) % n, 0, c.recvCount);
+        break;
+    }
+  }
+  return out;
+}
+
+// Checks every rank's simulated output against the reference; returns the total wrong count.
+int64_t checkAll(const CheckSpec& s, const CollCounts& c, std::vector<Bytes>& outputs) {
+  size_t ts = typeInfo(s.type).size;
+  int64_t wrong = 0;
+  for (int me = 0; me < s.nranks; ++me) {
+    Bytes expected(std::max<size_t>(c.recvCount, 1) * ts);
+    fillExpected(s, me, c, expected.data());
+    wrong += countWrong(s, outputs[me].data(), expected.data(), expectedCount(s, me, c));
+  }
+  return wrong;
+}
+
+struct Scenario {
+  Coll coll;
+  weftRedOp_t op;
+};
+
+std::vector<Scenario> scenarios() {
+  std::vector<Scenario> out;
+  for (Coll c : {Coll::kAllReduce, Coll::kReduce, Coll::kReduceScatter}) {
+    for (const OpInfo& op : allOps()) {
+      out.push_back({c, op.op});
+    }
+  }
+  for (Coll c : {Coll::kBroadcast, Coll::kAllGather, Coll::kAllToAll, Coll::kSendRecv}) {
+    out.push_back({c, weftSum});
+  }
+  return out;
+}
+
+TEST(WeftPerfCheck, CorrectResultsPassAndCorruptionIsCounted) {
+  for (const Scenario& sc : scenarios()) {
+    for (const TypeInfo& t : allTypes()) {
+      for (int n : {1, 2, 3, 5, 8}) {
+        CheckSpec s{sc.coll, t.type, sc.op, n, n > 1 ? 1 : 0, 42};
+        CollCounts c = collCounts(sc.coll, 37 * n, n);
+        std::vector<Bytes> inputs(n, Bytes(c.sendCount * t.size));
+        for (int r = 0; r < n; ++r) {
+          fillInput(s, r, inputs[r].data(), c.sendCount);
+        }
+        std::string what = std::string(collName(sc.coll)) + " " + t.name + " op " +
+                           std::to_string(sc.op) + " n " + std::to_string(n);
+        for (bool reverse : {false, true}) {
+          std::vector<Bytes> outputs = simulate(s, c, inputs, reverse);
+          ASSERT_EQ(checkAll(s, c, outputs), 0) << what << (reverse ? " reversed" : "");
+          // One corrupted element of the last rank that checks anything: a flipped bit in
+          // its top byte (an exponent bit for floating point) is far outside any tolerance.
+          int victim = sc.coll == Coll::kReduce ? s.root : n - 1;
+          size_t at = c.recvCount / 2 * t.size + t.size - 1;
+          outputs[victim][at] ^= 0x40;
+          EXPECT_EQ(checkAll(s, c, outputs), 1) << what;
+          // An output never written keeps the poison; an integer result may equal the
+          // poison by chance, a floating-point one (NaN) never.
+          fillPoison(t.type, outputs[victim].data(), outputs[victim].size());
+          int64_t wrong = checkAll(s, c, outputs);
+          int64_t all = static_cast<int64_t>(c.recvCount);
+          if (t.isFloat) {
+            EXPECT_EQ(wrong, all) << what;
+          } else {
+            EXPECT_GE(wrong, all * 9 / 10) << what;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(WeftPerfCheck, FloatAverageWithinTolerance) {
+  // A library may average by scaling each input by 1/n before summing.
+  for (weftDataType_t type : {weftFloat16, weftBfloat16, weftFloat32, weftFloat64}) {
+    int n = 7;
+    CheckSpec s{Coll::kAllReduce, type, weftAvg, n, 0, 5};
+    CollCounts c = collCounts(s.coll, 100, n);
+    size_t ts = typeInfo(type).size;
+    Bytes got(c.recvCount * ts), expected(c.recvCount * ts);
+    for (size_t i = 0; i < c.recvCount; ++i) {
+      double acc = 0;
+      for (int r = 0; r < n; ++r) {
+        Bytes scaled(ts);
+        storeFromDouble(type, scaled.data(), 0, static_cast<double>(inputValue(s, r, i)) / n);
+        acc = loadAsDouble(type, scaled.data(), 0) + acc;
+        storeFromDouble(type, scaled.data(), 0, acc);
+        acc = loadAsDouble(type, scaled.data(), 0);
+      }
+      storeFromDouble(type, got.data(), i, acc);
+    }
+    fillExpected(s, 0, c, expected.data());
+    EXPECT_EQ(countWrong(s, got.data(), expected.data(), c.recvCount), 0) << type;
+    storeFromDouble(type, got.data(), 3, loadAsDouble(type, got.data(), 3) + 1);
+    EXPECT_EQ(countWrong(s, got.data(), expected.data(), c.recvCount), 1) << type;
+  }
+}
+
+TEST(WeftPerfCheck, InputsAreDeterministicSmallAndSeeded) {
+  CheckSpec s{Coll::kAllReduce, weftInt8, weftSum, 16, 0, 1};
+  CheckSpec other = s;
+  other.seed = 2;
+  int differ = 0;
+  for (size_t i = 0; i < 1000; ++i) {
+    EXPECT_EQ(inputValue(s, 3, i), inputValue(s, 3, i));
+    differ += inputValue(s, 3, i) != inputValue(other, 3, i);
+    int64_t sum = 0;
+    for (int r = 0; r < s.nranks; ++r) {
+      int64_t v = inputValue(s, r, i);
+      EXPECT_GE(v, 0);
+      sum += v;
+    }
+    EXPECT_LE(sum, 127) << "int8 sums stay in range";
+  }
+  EXPECT_GT(differ, 500);
+  // Data movement uses the type's whole exact range, so misplaced elements show.
+  CheckSpec move{Coll::kAllGather, weftFloat16, weftSum, 4, 0, 1};
+  int64_t lo = 0, hi = 0;
+  for (size_t i = 0; i < 10000; ++i) {
+    lo = std::min(lo, inputValue(move, 0, i));
+    hi = std::max(hi, inputValue(move, 0, i));
+  }
+  EXPECT_LT(lo, -1000);
+  EXPECT_GT(hi, 1000);
+  EXPECT_LE(hi, 2048);
+}
+
+TEST(WeftPerfCheck, OnlyReduceRootChecks) {
+  CheckSpec s{Coll::kReduce, weftFloat32, weftSum, 4, 2, 1};
+  CollCounts c = collCounts(s.coll, 10, 4);
+  EXPECT_EQ(expectedCount(s, 2, c), 10u);
+  EXPECT_EQ(expectedCount(s, 0, c), 0u);
+  s.coll = Coll::kAllGather;
+  EXPECT_EQ(expectedCount(s, 0, collCounts(s.coll, 10, 4)), 8u);
+}
+
+// ---- report ----
+
+TEST(WeftPerfReport, Header) {
+  Options o = options({"all_reduce", "-b", "8", "-e", "1M", "-f", "4"});
+  EXPECT_EQ(headerLines(o).substr(0, headerLines(o).find('\n')),
+            "# nThread 1 nGpus 1 minBytes 8 maxBytes 1048576 step: 4(factor) warmup iters: 5 "
+            "iters: 20 agg iters: 1 validation: 1 graph: 0");
+  Options bytes = options({"all_reduce", "-z", "1"});
+  EXPECT_NE(headerLines(bytes).find("step: 1048576(bytes)"), std::string::npos);
+  EXPECT_NE(headerLines(bytes).find("# Blocking Enabled"), std::string::npos);
+  EXPECT_EQ(rankLine(0, 1234, "host"),
+            "#  Rank  0 Group  0 Pid   1234 on       host device  cpu\n");
+  std::string table = tableHeader();
+  EXPECT_NE(table.find("out-of-place"), std::string::npos);
+  EXPECT_NE(table.find("#       size         count      type   redop    root     time   algbw   "
+                       "busbw #wrong     time   algbw   busbw #wrong\n"),
+            std::string::npos)
+      << table;
+}
+
+TEST(WeftPerfReport, Rows) {
+  EXPECT_EQ(rowStart(8, 2, "float", "sum", -1),
+            "           8             2     float     sum      -1");
+  EXPECT_EQ(rowResult(20.44e-6, Bandwidth{0.001, 0.002}, 0), "    20.44    0.00    0.00      0");
+  EXPECT_EQ(rowResult(152.04e-6, Bandwidth{3.45, 3.45}, 12), "    152.0    3.45    3.45     12");
+  EXPECT_EQ(rowResult(0.0123, Bandwidth{12.5, 18.75}, std::nullopt),
+            "    12300   12.50   18.75    N/A");
+  EXPECT_EQ(rowNotRun(), "      N/A     N/A     N/A    N/A");
+  EXPECT_EQ(formatTime(99.994e-6), "  99.99");
+  EXPECT_EQ(formatTime(100e-6), "  100.0");
+  EXPECT_EQ(formatTime(10e-3), "  10000");
+}
+
+TEST(WeftPerfReport, Footer) {
+  EXPECT_EQ(footer(0, 1.25), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1.25 \n#\n");
+  EXPECT_EQ(footer(2, 0).substr(0, 32), "# Out of bounds values : 2 FAILE");
+}
+
+}  // namespace
+}  // namespace weft::perf

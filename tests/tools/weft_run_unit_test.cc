@@ -1,0 +1,214 @@
+// weft-run's pieces without starting processes: options, line prefixing, the environment.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tools/weft_run/options.h"
+#include "tools/weft_run/output.h"
+#include "tools/weft_run/spawn.h"
+
+namespace weft::run {
+namespace {
+
+ParseResult parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "weft-run");
+  return parseOptions(static_cast<int>(args.size()), args.data());
+}
+
+TEST(WeftRunOptions, Defaults) {
+  ParseResult r = parse({"-n", "4", "prog"});
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_EQ(r.options->nranks, 4);
+  EXPECT_EQ(r.options->command, std::vector<std::string>{"prog"});
+  EXPECT_TRUE(r.options->prefix);
+  EXPECT_EQ(r.options->graceSeconds, 5);
+  EXPECT_EQ(r.options->timeoutSeconds, 0);
+  EXPECT_TRUE(r.options->commId.empty());
+  EXPECT_TRUE(r.options->env.empty());
+}
+
+TEST(WeftRunOptions, ProgramArgumentsAreNotOurs) {
+  ParseResult r = parse({"-n", "2", "prog", "-n", "5", "--timeout", "x", "-x"});
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_EQ(r.options->nranks, 2);
+  EXPECT_EQ(r.options->command,
+            (std::vector<std::string>{"prog", "-n", "5", "--timeout", "x", "-x"}));
+  EXPECT_EQ(r.options->timeoutSeconds, 0);
+}
+
+TEST(WeftRunOptions, DoubleDashEndsOptions) {
+  ParseResult r = parse({"--np", "2", "--", "prog", "--help"});
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_EQ(r.options->command, (std::vector<std::string>{"prog", "--help"}));
+  r = parse({"-n", "2", "--", "-dash-prog"});
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_EQ(r.options->command, std::vector<std::string>{"-dash-prog"});
+}
+
+TEST(WeftRunOptions, AllOptions) {
+  ParseResult r = parse({"-n", "3", "--comm-id", "node1:29500", "-x", "A=1", "--env", "B=x=y",
+                         "--no-prefix", "--grace-seconds", "0.5", "--timeout", "30", "prog"});
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_EQ(r.options->commId, "node1:29500");
+  EXPECT_EQ(r.options->env,
+            (std::vector<std::pair<std::string, std::string>>{{"A", "1"}, {"B", "x=y"}}));
+  EXPECT_FALSE(r.options->prefix);
+  EXPECT_EQ(r.options->graceSeconds, 0.5);
+  EXPECT_EQ(r.options->timeoutSeconds, 30);
+  EXPECT_EQ(r.options->command, std::vector<std::string>{"prog"});
+}
+
+TEST(WeftRunOptions, Errors) {
+  for (std::vector<const char*> args : std::vector<std::vector<const char*>>{
+           {"prog"},                                  // no -n
+           {"-n", "0", "prog"},                       // no ranks
+           {"-n", "two", "prog"},                     // not a number
+           {"-n", "2"},                               // no program
+           {"-n", "2", "--comm-id", "host", "prog"},  // no port
+           {"-n", "2", "--comm-id", "host:0", "prog"},
+           {"-n", "2", "--comm-id", "host:65536", "prog"},
+           {"-n", "2", "-x", "1X=1", "prog"},  // bad variable name
+           {"-n", "2", "--timeout", "-1", "prog"},
+           {"-n", "2", "--bogus", "prog"},  // not taken for the program
+       }) {
+    ParseResult r = parse(args);
+    EXPECT_FALSE(r.options) << args.size();
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.message.find("weft-run: "), std::string::npos) << r.message;
+  }
+}
+
+TEST(WeftRunOptions, HelpAndVersion) {
+  ParseResult help = parse({"--help"});
+  EXPECT_FALSE(help.options);
+  EXPECT_EQ(help.exitCode, 0);
+  EXPECT_NE(help.message.find("--comm-id"), std::string::npos);
+  ParseResult version = parse({"--version"});
+  EXPECT_EQ(version.exitCode, 0);
+  EXPECT_NE(version.message.find("weft-run"), std::string::npos);
+}
+
+TEST(WeftRunOptions, EnvSpec) {
+  std::string error;
+  auto kv = parseEnvSpec("NAME=a=b", &error);
+  ASSERT_TRUE(kv);
+  EXPECT_EQ(kv->first, "NAME");
+  EXPECT_EQ(kv->second, "a=b");
+  EXPECT_EQ(parseEnvSpec("EMPTY=", &error)->second, "");
+  ::setenv("WEFT_RUN_TEST_VAR", "inherited", 1);
+  EXPECT_EQ(parseEnvSpec("WEFT_RUN_TEST_VAR", &error)->second, "inherited");
+  ::unsetenv("WEFT_RUN_TEST_VAR");
+  EXPECT_FALSE(parseEnvSpec("WEFT_RUN_TEST_VAR", &error));
+  EXPECT_FALSE(parseEnvSpec("=x", &error));
+  EXPECT_FALSE(parseEnvSpec("A-B=x", &error));
+}
+
+TEST(WeftRunOptions, CommId) {
+  EXPECT_TRUE(validCommId("127.0.0.1:1"));
+  EXPECT_TRUE(validCommId("host.example:65535"));
+  EXPECT_TRUE(validCommId("[::1]:29500"));
+  EXPECT_FALSE(validCommId(":29500"));
+  EXPECT_FALSE(validCommId("host:"));
+  EXPECT_FALSE(validCommId("host:12a"));
+  EXPECT_FALSE(validCommId("host:123456"));
+}
+
+// Collects what a LinePrefixer passes on, one entry per sink call.
+struct Collected {
+  std::vector<std::string> pieces;
+  LinePrefixer::Sink sink() {
+    return [this](std::string_view s) {
+      pieces.emplace_back(s);
+      return true;
+    };
+  }
+};
+
+TEST(LinePrefixer, WholeLinesWithPrefix) {
+  Collected c;
+  LinePrefixer p("[3] ", c.sink());
+  p.feed("one\ntw");
+  p.feed("o\n\nthr");
+  EXPECT_EQ(c.pieces, (std::vector<std::string>{"[3] one\n", "[3] two\n", "[3] \n"}));
+  p.finish();
+  EXPECT_EQ(c.pieces.back(), "[3] thr\n");
+  p.finish();  // nothing left
+  EXPECT_EQ(c.pieces.size(), 4u);
+}
+
+TEST(LinePrefixer, NoPrefix) {
+  Collected c;
+  LinePrefixer p(rankPrefix(0, false), c.sink());
+  p.feed("a\nb\n");
+  EXPECT_EQ(c.pieces, (std::vector<std::string>{"a\n", "b\n"}));
+  EXPECT_EQ(rankPrefix(12, true), "[12] ");
+}
+
+TEST(LinePrefixer, LongLineIsSplit) {
+  Collected c;
+  LinePrefixer p("[0] ", c.sink());
+  p.feed(std::string(LinePrefixer::kMaxLine + 10, 'x'));
+  ASSERT_EQ(c.pieces.size(), 1u);
+  EXPECT_EQ(c.pieces[0].size(), 4 + LinePrefixer::kMaxLine + 10 + 1);
+  p.feed("end\n");
+  EXPECT_EQ(c.pieces.back(), "[0] end\n");
+}
+
+TEST(LinePrefixer, ReportsAClosedSink) {
+  int calls = 0;
+  LinePrefixer p("", [&](std::string_view) { return ++calls < 2; });
+  EXPECT_TRUE(p.feed("a\n"));
+  EXPECT_FALSE(p.feed("b\nc\n"));
+  EXPECT_TRUE(p.feed("partial"));
+  EXPECT_FALSE(p.finish());
+}
+
+TEST(LinePrefixer, FdSinkFailsOnAClosedPipe) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  LinePrefixer::Sink sink = fdSink(fds[1]);
+  EXPECT_TRUE(sink("x\n"));
+  ::close(fds[0]);
+  ::signal(SIGPIPE, SIG_IGN);
+  EXPECT_FALSE(sink("y\n"));
+  ::close(fds[1]);
+}
+
+TEST(RankEnvironment, SetsLaunchVariablesAndKeepsTheRest) {
+  const char* inherited[] = {"PATH=/bin", "WEFT_RANK=99", "KEEP=1", "OVERRIDE=old", nullptr};
+  LaunchEnv env{4, "127.0.0.1:1234", std::string(32, 'a'), {{"OVERRIDE", "new"}, {"NEW", "x"}}};
+  std::vector<std::string> e = rankEnvironment(env, 2, const_cast<char**>(inherited));
+  auto has = [&](const std::string& kv) { return std::find(e.begin(), e.end(), kv) != e.end(); };
+  EXPECT_TRUE(has("PATH=/bin"));
+  EXPECT_TRUE(has("KEEP=1"));
+  EXPECT_TRUE(has("WEFT_RANK=2"));
+  EXPECT_FALSE(has("WEFT_RANK=99"));
+  EXPECT_TRUE(has("WEFT_WORLD_SIZE=4"));
+  EXPECT_TRUE(has("WEFT_LOCAL_RANK=2"));
+  EXPECT_TRUE(has("WEFT_LOCAL_SIZE=4"));
+  EXPECT_TRUE(has("WEFT_COMM_ID=127.0.0.1:1234"));
+  EXPECT_TRUE(has("WEFT_COMM_SECRET=" + std::string(32, 'a')));
+  EXPECT_TRUE(has("OVERRIDE=new"));
+  EXPECT_FALSE(has("OVERRIDE=old"));
+  EXPECT_TRUE(has("NEW=x"));
+}
+
+TEST(RankEnvironment, SecretAndPort) {
+  std::string error;
+  std::string a = randomSecret(&error), b = randomSecret(&error);
+  EXPECT_TRUE(std::regex_match(a, std::regex("[0-9a-f]{32}"))) << a;
+  EXPECT_NE(a, b);
+  std::string id = pickLocalCommId(&error);
+  EXPECT_TRUE(std::regex_match(id, std::regex(R"(127\.0\.0\.1:\d+)"))) << id << error;
+  EXPECT_TRUE(validCommId(id));
+}
+
+}  // namespace
+}  // namespace weft::run

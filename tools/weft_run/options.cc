@@ -1,0 +1,139 @@
+#include "tools/weft_run/options.h"
+
+#include <cctype>
+#include <cstdlib>
+
+#include <CLI/CLI.hpp>
+
+#include "weft/weft.h"
+
+namespace weft::run {
+namespace {
+
+constexpr const char* kDescription =
+    "weft-run: start N ranks of a program on this host, with the environment that\n"
+    "weftCommInitFromEnv reads (WEFT_RANK, WEFT_WORLD_SIZE, WEFT_LOCAL_RANK, WEFT_LOCAL_SIZE,\n"
+    "WEFT_COMM_ID, WEFT_COMM_SECRET). Output lines are prefixed with the rank; if a rank fails\n"
+    "the others are stopped.\n\n"
+    "usage: weft-run -n N [options] [--] program [args...]";
+
+// Durations beyond this (about 30 years) would overflow the clock arithmetic.
+constexpr double kMaxSeconds = 1e9;
+
+bool validEnvName(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+std::string versionString() {
+  return "weft-run (Weft " + std::to_string(WEFT_MAJOR) + "." + std::to_string(WEFT_MINOR) + "." +
+         std::to_string(WEFT_PATCH) + ")";
+}
+
+// Checks what CLI11 cannot express; returns an error message or "".
+std::string validate(Options& o, const std::vector<std::string>& envSpecs) {
+  if (!o.commId.empty() && !validCommId(o.commId)) {
+    return "--comm-id: expected HOST:PORT with a port in 1..65535, got '" + o.commId + "'";
+  }
+  for (const std::string& spec : envSpecs) {
+    std::string error;
+    auto kv = parseEnvSpec(spec, &error);
+    if (!kv) return "-x " + spec + ": " + error;
+    o.env.push_back(*kv);
+  }
+  if (o.command.empty()) return "no program to run (usage: weft-run -n N [options] program ...)";
+  return "";
+}
+
+}  // namespace
+
+std::optional<std::pair<std::string, std::string>> parseEnvSpec(const std::string& spec,
+                                                                std::string* error) {
+  size_t eq = spec.find('=');
+  std::string name = spec.substr(0, eq);
+  if (!validEnvName(name)) {
+    *error = "not a variable name: '" + name + "'";
+    return std::nullopt;
+  }
+  if (eq != std::string::npos) return std::make_pair(name, spec.substr(eq + 1));
+  const char* value = std::getenv(name.c_str());
+  if (value == nullptr) {
+    *error = name + " is not set here; write " + name + "=value";
+    return std::nullopt;
+  }
+  return std::make_pair(name, std::string(value));
+}
+
+bool validCommId(const std::string& commId) {
+  size_t colon = commId.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == commId.size()) return false;
+  std::string port = commId.substr(colon + 1);
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
+  int p = std::stoi(port);
+  return p >= 1 && p <= 65535;
+}
+
+ParseResult parseOptions(int argc, const char* const* argv) {
+  Options o;
+  std::vector<std::string> envSpecs;
+  CLI::App app(kDescription, "weft-run");
+  // The program's own options follow its name: stop parsing at the first unknown argument.
+  app.prefix_command();
+  app.set_version_flag("--version", versionString());
+  app.add_option("-n,--np", o.nranks, "Number of ranks to start")
+      ->required()
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--comm-id", o.commId,
+                 "Rendezvous address for WEFT_COMM_ID (default: 127.0.0.1 and a free port)")
+      ->type_name("HOST:PORT");
+  app.add_option("-x,--env", envSpecs,
+                 "Set a variable for all ranks (repeatable); VAR alone passes its value here")
+      ->type_name("VAR=value")
+      ->allow_extra_args(false);  // one VAR=value per -x: the program name may follow
+  bool noPrefix = false;
+  app.add_flag("--no-prefix", noPrefix, "Do not prefix output lines with [rank]");
+  app.add_option("--grace-seconds", o.graceSeconds,
+                 "Time between SIGTERM and SIGKILL when stopping ranks")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, kMaxSeconds));
+  app.add_option("--timeout", o.timeoutSeconds, "Stop everything after this long (0: never)")
+      ->check(CLI::Range(0.0, kMaxSeconds));
+
+  ParseResult result;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    result.message = app.help();
+    return result;
+  } catch (const CLI::CallForVersion&) {
+    result.message = versionString() + "\n";
+    return result;
+  } catch (const CLI::ParseError& e) {
+    result.exitCode = 2;
+    result.message = std::string("weft-run: ") + e.what() + "\nRun with --help for more.\n";
+    return result;
+  }
+  o.prefix = !noPrefix;
+  o.command = app.remaining();
+  std::string error;
+  // CLI11 keeps a "--" that ends our options; the program name follows it. Without one, a
+  // leading dash is a mistyped option of ours rather than a program.
+  if (!o.command.empty() && o.command.front() == "--") {
+    o.command.erase(o.command.begin());
+  } else if (!o.command.empty() && o.command.front().starts_with("-")) {
+    error = "unknown option '" + o.command.front() + "' (put -- before a program named so)";
+  }
+  if (error.empty()) error = validate(o, envSpecs);
+  if (!error.empty()) {
+    result.exitCode = 2;
+    result.message = "weft-run: " + error + "\n";
+    return result;
+  }
+  result.options = std::move(o);
+  return result;
+}
+
+}  // namespace weft::run

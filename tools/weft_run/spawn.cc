@@ -1,0 +1,188 @@
+#include "tools/weft_run/spawn.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <string_view>
+#include <utility>
+
+namespace weft::run {
+namespace {
+
+std::string errnoText(const char* what) {
+  return std::string(what) + ": " + std::strerror(errno);
+}
+
+// Closes the fds it holds on every return path of spawnChild.
+struct Fds {
+  std::vector<int> fds;
+  ~Fds() {
+    for (int fd : fds) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  int keep(size_t i) { return std::exchange(fds[i], -1); }
+};
+
+bool makePipe(int fds[2]) {
+  return ::pipe2(fds, O_CLOEXEC) == 0;
+}
+
+// Runs in the child between fork and exec: async-signal-safe calls only.
+[[noreturn]] void execChild(char* const* argv, char* const* envp, int devNull, int out, int err,
+                            int report, pid_t parent) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD}) {
+    ::signal(sig, SIG_DFL);
+  }
+  if (::dup2(devNull, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(127);
+  ::execvpe(argv[0], argv, envp);
+  int e = errno;
+  (void)!::write(report, &e, sizeof e);
+  ::_exit(127);
+}
+
+std::vector<char*> cStrings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (const std::string& s : strings) {
+    out.push_back(const_cast<char*>(s.c_str()));
+  }
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> rankEnvironment(const LaunchEnv& env, int rank, char** inherited) {
+  // Everything runs on this host, so local rank and size equal the global ones.
+  std::map<std::string, std::string> set = {
+      {"WEFT_RANK", std::to_string(rank)},
+      {"WEFT_WORLD_SIZE", std::to_string(env.worldSize)},
+      {"WEFT_LOCAL_RANK", std::to_string(rank)},
+      {"WEFT_LOCAL_SIZE", std::to_string(env.worldSize)},
+      {"WEFT_COMM_ID", env.commId},
+      {"WEFT_COMM_SECRET", env.secret},
+  };
+  for (const auto& [name, value] : env.extra) {
+    set[name] = value;
+  }
+
+  std::vector<std::string> out;
+  for (char** e = inherited; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    if (!set.contains(std::string(entry.substr(0, entry.find('='))))) out.emplace_back(entry);
+  }
+  for (const auto& [name, value] : set) {
+    out.push_back(name + "=" + value);
+  }
+  return out;
+}
+
+std::string pickLocalCommId(std::string* error) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *error = errnoText("socket");
+    return "";
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  std::string commId;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    *error = errnoText("picking a free port");
+  } else {
+    commId = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  }
+  ::close(fd);
+  return commId;
+}
+
+std::string randomSecret(std::string* error) {
+  unsigned char bytes[16];
+  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = errnoText("/dev/urandom");
+    return "";
+  }
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = ::read(fd, bytes + got, sizeof bytes - got);
+    if (n <= 0 && errno != EINTR) break;
+    if (n > 0) got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (got < sizeof bytes) {
+    *error = "short read from /dev/urandom";
+    return "";
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char b : bytes) {
+    hex.push_back(kHex[b >> 4]);
+    hex.push_back(kHex[b & 15]);
+  }
+  return hex;
+}
+
+Child spawnChild(const std::vector<std::string>& command, const std::vector<std::string>& env,
+                 std::string* error) {
+  Child child;
+  // 0,1: stdout pipe; 2,3: stderr pipe; 4,5: exec error report; 6: /dev/null.
+  Fds f{std::vector<int>(7, -1)};
+  if (!makePipe(&f.fds[0]) || !makePipe(&f.fds[2]) || !makePipe(&f.fds[4])) {
+    *error = errnoText("pipe");
+    return child;
+  }
+  f.fds[6] = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (f.fds[6] < 0) {
+    *error = errnoText("/dev/null");
+    return child;
+  }
+  // Build argv and envp before fork: the child may only make async-signal-safe calls.
+  std::vector<char*> argv = cStrings(command);
+  std::vector<char*> envp = cStrings(env);
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    *error = errnoText("fork");
+    return child;
+  }
+  if (pid == 0) execChild(argv.data(), envp.data(), f.fds[6], f.fds[1], f.fds[3], f.fds[5], parent);
+
+  ::setpgid(pid, pid);  // also here, so signalling the group works before the child runs
+  ::close(f.keep(5));
+  int execErrno = 0;
+  ssize_t n;
+  do {
+    n = ::read(f.fds[4], &execErrno, sizeof execErrno);
+  } while (n < 0 && errno == EINTR);
+  if (n == sizeof execErrno) {
+    ::waitpid(pid, nullptr, 0);
+    *error = "cannot run '" + command[0] + "': " + std::strerror(execErrno);
+    return child;
+  }
+  child.pid = pid;
+  child.outFd = f.keep(0);
+  child.errFd = f.keep(2);
+  ::fcntl(child.outFd, F_SETFL, O_NONBLOCK);
+  ::fcntl(child.errFd, F_SETFL, O_NONBLOCK);
+  return child;
+}
+
+}  // namespace weft::run
