@@ -19,6 +19,14 @@ extern "C" {
 #define WEFT_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
 #define WEFT_VERSION_CODE WEFT_VERSION(WEFT_MAJOR, WEFT_MINOR, WEFT_PATCH)
 
+/* In C++ the enums get int as their underlying type, so any int a caller passes is a valid value
+ * to check (and reject), not undefined behaviour. */
+#ifdef __cplusplus
+#define WEFT_ENUM_BASE : int
+#else
+#define WEFT_ENUM_BASE
+#endif
+
 typedef struct weftComm* weftComm_t;
 typedef struct weftStream* weftStream_t;
 
@@ -28,7 +36,7 @@ typedef struct {
 } weftUniqueId;
 
 /* Codes 0-7 match NCCL's. */
-typedef enum {
+typedef enum WEFT_ENUM_BASE {
   weftSuccess = 0,
   weftUnhandledCudaError = 1,
   weftSystemError = 2,
@@ -41,7 +49,7 @@ typedef enum {
   weftNumResults = 9
 } weftResult_t;
 
-typedef enum {
+typedef enum WEFT_ENUM_BASE {
   weftInt8 = 0,
   weftChar = 0,
   weftUint8 = 1,
@@ -60,7 +68,7 @@ typedef enum {
   weftNumTypes = 10
 } weftDataType_t;
 
-typedef enum {
+typedef enum WEFT_ENUM_BASE {
   weftSum = 0,
   weftProd = 1,
   weftMax = 2,
@@ -115,7 +123,9 @@ weftResult_t weftCommUserRank(const weftComm_t comm, int* rank);
 weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError);
 
 const char* weftGetErrorString(weftResult_t result);
-/* The message of the last failed call on this thread (comm may be NULL). */
+/* The message of the last failed call on this thread (comm may be NULL): on comm when given.
+ * The string stays valid until the next call of weftGetLastError for the same comm on this
+ * thread. */
 const char* weftGetLastError(weftComm_t comm);
 
 /* Collectives */

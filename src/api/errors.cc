@@ -1,6 +1,7 @@
 // weftGetErrorString, weftGetLastError, weftGetVersion, and the error plumbing they share.
 #include <cstring>
 #include <string>
+#include <unordered_map>
 
 #include "src/api/api_util.h"
 #include "src/base/log.h"
@@ -11,7 +12,9 @@ namespace weft {
 namespace {
 
 thread_local std::string tLastError;
-thread_local std::string tLastErrorCopy;  // what weftGetLastError's pointer shows
+// What weftGetLastError's pointers show, one string per communicator asked about, so two calls
+// in one expression do not overwrite each other.
+thread_local std::unordered_map<weftComm_t, std::string> tShown;
 
 }  // namespace
 
@@ -82,12 +85,13 @@ const char* weftGetErrorString(weftResult_t result) {
 
 const char* weftGetLastError(weftComm_t comm) {
   Communicator* c = nullptr;
+  std::string& shown = weft::tShown[comm];
   if (comm != nullptr && weft::lookupCommAnyState(comm, &c).ok()) {
-    weft::tLastErrorCopy = c->lastError();
+    shown = c->lastError();
   } else {
-    weft::tLastErrorCopy = weft::tLastError;
+    shown = weft::tLastError;
   }
-  return weft::tLastErrorCopy.c_str();
+  return shown.c_str();
 }
 
 }  // extern "C"

@@ -4,6 +4,9 @@
 set -euo pipefail
 build=$1
 source=$2
+# A sanitized libweft needs its consumers built with the same sanitizers.
+flags=""
+[ -n "${3:-}" ] && flags="-fsanitize=$3"
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
@@ -11,12 +14,13 @@ test -f "$prefix/include/weft/weft.h"
 test -f "$prefix/include/weft/weft.hpp"
 ls "$prefix"/lib*/libweft.so* "$prefix"/lib*/libweft.a >/dev/null
 
-cmake -S "$source/consumer" -B "$prefix/consumer-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake -S "$source/consumer" -B "$prefix/consumer-build" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_CXX_FLAGS="$flags" >/dev/null
 cmake --build "$prefix/consumer-build" >/dev/null
 LD_LIBRARY_PATH=$(echo "$prefix"/lib*) "$prefix/consumer-build/consumer"
 
 pc_dir=$(dirname "$(ls "$prefix"/lib*/pkgconfig/weft.pc)")
-flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs weft)
-g++ -std=c++20 "$source/consumer/consumer.cc" $flags -pthread -o "$prefix/consumer-pc"
+pc_flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs weft)
+g++ -std=c++20 $flags "$source/consumer/consumer.cc" $pc_flags -pthread -o "$prefix/consumer-pc"
 LD_LIBRARY_PATH=$(echo "$prefix"/lib*) "$prefix/consumer-pc"
 echo "install test passed"

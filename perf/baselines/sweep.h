@@ -1,0 +1,46 @@
+// The measurement loop of weft-perf over another library (Open MPI, Gloo), so that their numbers
+// compare with weft's: the same flags (weft-perf's parser), sizes, buffer layout, bandwidth
+// formulas and validation, out of place only, float32 sum.
+//
+// Rank 0 prints one machine-readable line per size, after '#' comment lines:
+//   # library mpi collective all_reduce ranks 2 type float32 op sum iters 20 warmup 5
+//   # size_bytes count time_us algbw_GBps busbw_GBps wrong
+//   1048576 262144 163.12 6.428 6.428 0
+// size_bytes is weft-perf's size column, time_us the slowest rank's mean time per call, busbw
+// algbw times weft-perf's factor (all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all
+// (n-1)/n; broadcast, reduce 1) and wrong the elements that failed the check (-1: not checked).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "perf/weft_perf/coll.h"
+#include "perf/weft_perf/options.h"
+
+namespace weft::perf {
+
+// One library's side of the loop. Calls are collective: every rank makes the same ones.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual int rank() const = 0;
+  virtual int nranks() const = 0;
+  // One blocking float32-sum call with weft's arguments: count is the per-call element count
+  // weft-perf passes (collCounts().paramCount). timed: a call inside the timed loop, whose
+  // result nobody reads (Gloo's in-place-only reduce-scatter skips its copies then).
+  virtual void run(Coll coll, const float* send, float* recv, size_t count, int root,
+                   bool timed) = 0;
+  virtual void barrier() = 0;
+  virtual double maxOverRanks(double value) = 0;
+  virtual int64_t sumOverRanks(int64_t value) = 0;
+};
+
+// Checks that the options are ones a baseline runs (float32, sum, one root, no -m); returns an
+// error text or "".
+const char* unsupportedOption(const Options& options);
+
+// Warms up, then measures every size and prints its line on rank 0. Returns the number of
+// sizes whose check found wrong elements.
+int runSweep(const Options& options, Backend& backend, const char* library);
+
+}  // namespace weft::perf

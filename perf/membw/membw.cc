@@ -1,0 +1,252 @@
+// weft-membw: what this machine's memory can do, and the bound it puts on each collective.
+//
+// Two kernels at each size, on 1 and 2 threads (each thread on its own buffers of that size, so
+// t threads stand for t ranks): copy (memcpy) and reduce (float32 dst = a + b). GB/s counts the
+// bytes read plus written (copy 2 per byte of size, reduce 3), summed over the threads; each
+// figure is the median of a few timed trials.
+//
+// The bound. Through shared memory with single copy (ranks read each other's buffers), the
+// least traffic a collective of size S (weft-perf's size column) at n ranks causes, summed over
+// the ranks, is (R: bytes through a reduction, C: bytes through a copy, read plus written):
+//   all_reduce      R = (n+1) S   each rank reduces its S/n slice: reads n slices, writes one
+//                   C = 2(n-1) S  then reads the n-1 slices it lacks and writes them
+//   reduce_scatter  R = (n+1) S   (S: the input) the same first phase, and nothing else
+//   reduce          R = (n+1) S   the root's S read from n inputs and written once, in slices
+//                                 that any rank may reduce
+//   all_gather      C = 2n S      (S: the output) every rank reads and writes all of it
+//   broadcast       C = 2n S      n-1 ranks read the root's S and write it; the root copies
+//                                 its input to its output (out of place)
+//   all_to_all      C = 2n S      every rank reads and writes S
+// With the machine's aggregate bandwidths at t = min(n, most threads probed) threads, no run
+// can be faster than  T = R / reduceGBs(S, t) + C / copyGBs(S, t); the bound busbw is weft-perf's
+// busbw for time T, and weft's busbw divided by it is how close weft gets (T / weft's time).
+// The reduce kernel reads 2 inputs per output; an n-input reduction is assumed to move its
+// (n+1) bytes per element at the same rate.
+//
+// Output, machine readable after '#' lines:
+//   bw SIZE THREADS COPY_GBps REDUCE_GBps
+//   bound COLLECTIVE RANKS SIZE TIME_us BUSBW_GBps
+#include <algorithm>
+#include <barrier>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "perf/weft_perf/coll.h"
+#include "perf/weft_perf/options.h"
+
+namespace {
+
+using weft::perf::Coll;
+constexpr size_t kAlign = 4096;
+constexpr int kTrials = 5;
+
+float* allocate(size_t bytes) {
+  size_t rounded = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+  void* p = std::aligned_alloc(kAlign, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  std::memset(p, 1, rounded);  // touched by the thread that will use it
+  return static_cast<float*>(p);
+}
+
+// Keeps the compiler from dropping or merging repeated kernels.
+inline void clobber() {
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((target_clones("avx2", "default"))) void reduceKernel(float* __restrict dst,
+                                                                    const float* __restrict a,
+                                                                    const float* __restrict b,
+                                                                    size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    dst[i] = a[i] + b[i];
+}
+
+struct Bandwidth {
+  double copy = 0;
+  double reduce = 0;
+};
+
+// Runs `reps` of a kernel on each of `threads` threads (the caller is thread 0) on their own
+// buffers, started together; the median over trials of the aggregate GB/s.
+class Probe {
+ public:
+  Probe(size_t bytes, int threads) : bytes_(bytes), threads_(threads), sync_(threads) {}
+
+  Bandwidth run() {
+    std::vector<std::thread> workers;
+    for (int t = 1; t < threads_; ++t)
+      workers.emplace_back([this] { work(false); });
+    Bandwidth bw = work(true);
+    for (auto& w : workers)
+      w.join();
+    return bw;
+  }
+
+ private:
+  Bandwidth work(bool timer) {
+    float* a = allocate(bytes_);
+    float* b = allocate(bytes_);
+    float* dst = allocate(bytes_);
+    size_t n = bytes_ / sizeof(float);
+    // Enough repetitions that a trial moves about 64 MiB per thread.
+    size_t reps = std::max<size_t>(1, (64u << 20) / std::max<size_t>(bytes_, 1));
+    auto copy = [&] {
+      std::memcpy(dst, a, bytes_);
+      clobber();
+    };
+    auto reduce = [&] {
+      reduceKernel(dst, a, b, n);
+      clobber();
+    };
+    Bandwidth bw;
+    bw.copy = timed(copy, reps, 2.0 * bytes_, timer);
+    bw.reduce = timed(reduce, reps, 3.0 * n * sizeof(float), timer);
+    std::free(a);
+    std::free(b);
+    std::free(dst);
+    return bw;
+  }
+
+  double timed(const std::function<void()>& kernel, size_t reps, double bytesPerRep, bool timer) {
+    kernel();  // warm: pages, caches
+    std::vector<double> rates;
+    for (int trial = 0; trial < kTrials; ++trial) {
+      sync_.arrive_and_wait();
+      auto t0 = std::chrono::steady_clock::now();
+      for (size_t r = 0; r < reps; ++r)
+        kernel();
+      sync_.arrive_and_wait();
+      std::chrono::duration<double> s = std::chrono::steady_clock::now() - t0;
+      if (timer) rates.push_back(bytesPerRep * reps * threads_ / s.count() / 1e9);
+    }
+    if (!timer) return 0;
+    std::sort(rates.begin(), rates.end());
+    return rates[rates.size() / 2];
+  }
+
+  size_t bytes_;
+  int threads_;
+  std::barrier<> sync_;
+};
+
+// Machine-wide bytes through a reduction and through a copy, as the header explains.
+void traffic(Coll coll, int nranks, double size, double* reduceBytes, double* copyBytes) {
+  double n = nranks;
+  *reduceBytes = 0;
+  *copyBytes = 0;
+  switch (coll) {
+    case Coll::kAllReduce:
+      *reduceBytes = (n + 1) * size;
+      *copyBytes = 2 * (n - 1) * size;
+      break;
+    case Coll::kReduceScatter:
+    case Coll::kReduce:
+      *reduceBytes = (n + 1) * size;
+      break;
+    default:
+      *copyBytes = 2 * n * size;
+      break;
+  }
+}
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string minText = "8", maxText = "256M", threadsText = "1,2", ranksText, collsText;
+  size_t factor = 2;
+  CLI::App app(
+      "weft-membw: copy and reduce bandwidth on 1 and 2 threads, and the bound it implies for "
+      "each collective (see the source's header for the formulas)",
+      "weft-membw");
+  app.add_option("-b,--minbytes", minText, "Smallest size (default 8)");
+  app.add_option("-e,--maxbytes", maxText, "Largest size (default 256M)");
+  app.add_option("-f,--stepfactor", factor, "Size multiplier (default 2)")
+      ->check(CLI::Range(2, 1 << 20));
+  app.add_option("--threads", threadsText, "Thread counts to probe (default 1,2)");
+  app.add_option("--ranks", ranksText, "Rank counts to print bounds for, e.g. 2,4");
+  app.add_option("--colls", collsText, "Collectives to print bounds for (default all six)");
+  CLI11_PARSE(app, argc, argv);
+
+  weft::perf::Options sizes;
+  auto lo = weft::perf::parseSize(minText), hi = weft::perf::parseSize(maxText);
+  if (!lo || !hi || *lo > *hi) {
+    std::fprintf(stderr, "weft-membw: bad -b/-e sizes\n");
+    return 2;
+  }
+  sizes.minBytes = *lo;
+  sizes.maxBytes = *hi;
+  sizes.stepFactor = factor;
+  std::vector<int> threads, ranks;
+  std::vector<Coll> colls;
+  for (const auto& t : splitList(threadsText))
+    threads.push_back(std::max(1, std::atoi(t.c_str())));
+  for (const auto& r : splitList(ranksText))
+    ranks.push_back(std::max(1, std::atoi(r.c_str())));
+  if (collsText.empty())
+    collsText = "all_reduce,all_gather,reduce_scatter,broadcast,reduce,all_to_all";
+  for (const auto& c : splitList(collsText)) {
+    auto coll = weft::perf::collFromName(c);
+    if (!coll || *coll == Coll::kSendRecv) {
+      std::fprintf(stderr, "weft-membw: no bound for '%s'\n", c.c_str());
+      return 2;
+    }
+    colls.push_back(*coll);
+  }
+  std::sort(threads.begin(), threads.end());
+
+  std::printf("# bw SIZE THREADS COPY_GBps REDUCE_GBps  (bytes read + written, all threads)\n");
+  std::map<std::pair<size_t, int>, Bandwidth> measured;
+  for (size_t bytes : weft::perf::sizeList(sizes)) {
+    for (int t : threads) {
+      Bandwidth bw = Probe(bytes, t).run();
+      measured[{bytes, t}] = bw;
+      std::printf("bw %zu %d %.3f %.3f\n", bytes, t, bw.copy, bw.reduce);
+      std::fflush(stdout);
+    }
+  }
+  if (ranks.empty()) return 0;
+
+  std::printf(
+      "# bound COLLECTIVE RANKS SIZE TIME_us BUSBW_GBps  (at the probed size, t threads)\n");
+  for (Coll coll : colls) {
+    for (int n : ranks) {
+      // The most threads probed that the ranks can keep busy.
+      int t = threads.front();
+      for (int candidate : threads)
+        if (candidate <= n) t = candidate;
+      for (size_t bytes : weft::perf::sizeList(sizes)) {
+        weft::perf::CollCounts counts = weft::perf::collCounts(coll, bytes / sizeof(float), n);
+        size_t size = weft::perf::reportedBytes(counts, sizeof(float));
+        if (size == 0) continue;
+        const Bandwidth& bw = measured[{bytes, t}];
+        double reduceBytes = 0, copyBytes = 0;
+        traffic(coll, n, static_cast<double>(size), &reduceBytes, &copyBytes);
+        double seconds = reduceBytes / (bw.reduce * 1e9) + copyBytes / (bw.copy * 1e9);
+        double busBw =
+            weft::perf::bandwidth(coll, counts.paramCount, sizeof(float), seconds, n).busBw;
+        std::printf("bound %s %d %zu %.4f %.4f\n", weft::perf::collName(coll), n, size,
+                    seconds * 1e6, busBw);
+      }
+    }
+  }
+  return 0;
+}
