@@ -67,9 +67,7 @@ Status Executor::start(const Schedule& schedule, std::vector<BufferView> buffers
   steps_ = schedule.steps;
   buffers_ = std::move(buffers);
   reduce_ = reduce;
-  completed_ = 0;
   peers_.clear();
-  readyLocal_.clear();
   peerIndex_.assign(static_cast<size_t>(nranks), -1);
 
   for (const Step& s : steps_) {
@@ -81,7 +79,6 @@ Status Executor::start(const Schedule& schedule, std::vector<BufferView> buffers
       peers_.back().channel = channels[s.peer];
     }
   }
-  state_.assign(steps_.size(), StepState{});
   std::vector<Footprint> footprints;
   footprints.reserve(steps_.size());
   auto range = [this](const Ref& r, size_t count) {
@@ -101,7 +98,6 @@ Status Executor::start(const Schedule& schedule, std::vector<BufferView> buffers
   // Dependents of each step (the reverse edges), which completion walks.
   dependentsStart_.assign(steps_.size() + 1, 0);
   for (uint32_t i = 0; i < steps_.size(); ++i) {
-    state_[i].depsLeft = static_cast<uint32_t>(dependencies_.of(i).size());
     for (uint32_t d : dependencies_.of(i))
       ++dependentsStart_[d + 1];
   }
@@ -109,15 +105,36 @@ Status Executor::start(const Schedule& schedule, std::vector<BufferView> buffers
     dependentsStart_[i + 1] += dependentsStart_[i];
   dependents_.resize(dependentsStart_.back());
   std::vector<uint32_t> fill(dependentsStart_.begin(), dependentsStart_.end() - 1);
+  initialLocal_.clear();
   for (uint32_t i = 0; i < steps_.size(); ++i) {
     for (uint32_t d : dependencies_.of(i))
       dependents_[fill[d]++] = i;
-  }
-  for (uint32_t i = 0; i < steps_.size(); ++i) {
     bool local = steps_[i].kind == StepKind::kCopy || steps_[i].kind == StepKind::kReduce;
-    if (local && state_[i].depsLeft == 0) readyLocal_.push_back(i);
+    if (local && dependencies_.of(i).empty()) initialLocal_.push_back(i);
   }
+  restart();
   return okStatus();
+}
+
+void Executor::rebind(std::vector<BufferView> buffers) {
+  buffers_ = std::move(buffers);
+  restart();
+}
+
+void Executor::restart() {
+  completed_ = 0;
+  state_.resize(steps_.size());
+  for (uint32_t i = 0; i < steps_.size(); ++i) {
+    state_[i].depsLeft = static_cast<uint32_t>(dependencies_.of(i).size());
+    state_[i].done = false;
+  }
+  for (PeerQueues& q : peers_) {
+    q.sendHead = 0;
+    q.recvHead = 0;
+    q.sendActive = false;
+    q.recvActive = false;
+  }
+  readyLocal_ = initialLocal_;
 }
 
 void Executor::complete(uint32_t index) {
@@ -231,6 +248,19 @@ std::string Executor::describeWait() const {
     add(q.recvs, q.recvHead, "from", q.recvActive ? q.in.received : 0);
   }
   return out.empty() ? "local steps" : out;
+}
+
+const std::vector<std::pair<int, bool>>& Executor::pendingIo() {
+  pendingIo_.clear();
+  for (const PeerQueues& q : peers_) {
+    if (q.sendHead < q.sends.size() && state_[q.sends[q.sendHead]].depsLeft == 0) {
+      pendingIo_.emplace_back(q.peer, false);
+    }
+    if (q.recvHead < q.recvs.size() && state_[q.recvs[q.recvHead]].depsLeft == 0) {
+      pendingIo_.emplace_back(q.peer, true);
+    }
+  }
+  return pendingIo_;
 }
 
 std::vector<int> Executor::pendingPeers() const {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/dependencies.h"
@@ -35,6 +36,10 @@ class Executor {
   Status start(const Schedule& schedule, std::vector<BufferView> buffers, ReduceFn reduce,
                Channel* const* channels, int nranks);
 
+  // Runs the same schedule again on other buffers of the same sizes and the same overlaps
+  // (in place or not) as the ones start() analysed, without analysing it again.
+  void rebind(std::vector<BufferView> buffers);
+
   // Moves whatever can move now. *progressed says whether anything did.
   Status progress(bool* progressed);
   bool done() const { return completed_ == steps_.size(); }
@@ -44,6 +49,9 @@ class Executor {
   std::string describeWait() const;
   // Peers this executor still waits on.
   std::vector<int> pendingPeers() const;
+  // (peer, is a receive) for every message that could move but for its link: what a blocked
+  // runner should wait on.
+  const std::vector<std::pair<int, bool>>& pendingIo();
 
  private:
   struct StepState {
@@ -80,6 +88,7 @@ class Executor {
   char* addressOf(const Ref& r) const {
     return buffers_[r.buf].base + r.offset * buffers_[r.buf].elemSize;
   }
+  void restart();
   void complete(uint32_t index);
   void runLocal(uint32_t index);
   Status progressSends(PeerQueues& q, bool* progressed);
@@ -94,6 +103,8 @@ class Executor {
   std::vector<PeerQueues> peers_;
   std::vector<int> peerIndex_;  // rank -> index in peers_, -1 if none
   std::vector<uint32_t> readyLocal_;
+  std::vector<uint32_t> initialLocal_;  // local steps that depend on nothing
+  std::vector<std::pair<int, bool>> pendingIo_;
   ReduceFn reduce_ = nullptr;
   size_t completed_ = 0;
 };

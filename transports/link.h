@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "src/base/status.h"
+#include "transports/doorbell.h"
 
 namespace weft {
 
@@ -29,6 +30,12 @@ class Link {
   // A slower check, made while a wait drags on: is the peer still there? A dead peer or one
   // that closed the link gives weftRemoteError.
   virtual Status checkPeer() { return okStatus(); }
+
+  // The doorbell this side sleeps on, which the peer rings when it writes or consumes; nullptr
+  // for transports whose waits the kernel wakes (sockets) or that never wait (loopback).
+  virtual Doorbell* doorbell() { return nullptr; }
+  // The socket to poll while waiting to read (forRead) or write, or -1.
+  virtual int pollFd(bool /*forRead*/) const { return -1; }
 
   // Tells the peer this side is gone (abort or destroy); its next calls report it.
   virtual void close() = 0;

@@ -1,5 +1,8 @@
 #include "src/comm/communicator.h"
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "src/base/env.h"
@@ -14,6 +17,12 @@ namespace {
 // Starting points for the cost model until it is calibrated by measurement.
 constexpr LinkModel kShmModel{1.0, 8.0, 10.0};
 constexpr LinkModel kTcpModel{20.0, 2.0, 10.0};
+
+int usableCpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+}
 
 Status chooseLocalAddress(const SockAddr& root, SockAddr* out) {
   if (!env().socketIfname.empty() || !env().socketFamily.empty()) {
@@ -118,6 +127,11 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
     channelPtrs_[r] = &channels_[r];
   }
   linkModel_ = tcpPeers.empty() ? kShmModel : kTcpModel;
+  size_t localRanks = 1;
+  for (int r = 0; r < nranks_; ++r) {
+    localRanks += r != rank_ && ranks[r].hostHash == ranks[rank_].hostHash ? 1 : 0;
+  }
+  oversubscribed_ = localRanks > static_cast<size_t>(usableCpus());
   // Every rank must have connected before any uses its links.
   WEFT_RETURN_IF_ERROR(bootstrap_->barrier().withContext("waiting for all ranks to connect"));
   WEFT_INFO(kInit, "%s ready: shm to %zu peers, tcp to %zu peers, host %s", describe().c_str(),

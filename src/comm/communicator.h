@@ -13,6 +13,7 @@
 
 #include "collectives/algo_override.h"
 #include "collectives/cost_model.h"
+#include "collectives/executor_cache.h"
 #include "collectives/schedule.h"
 #include "src/base/status.h"
 #include "src/bootstrap/bootstrap.h"
@@ -41,6 +42,13 @@ class Communicator {
   int nranks() const { return nranks_; }
   const CommConfig& config() const { return config_; }
   Channel* const* channels() const { return channelPtrs_.data(); }
+  // The link to peer, or nullptr (self, or before init finished).
+  Link* link(int peer) const {
+    return peer >= 0 && static_cast<size_t>(peer) < links_.size() ? links_[peer].get() : nullptr;
+  }
+  // More ranks of this communicator on this host than cores this process may run on: waits
+  // should yield the core early instead of spinning.
+  bool oversubscribed() const { return oversubscribed_; }
   const LinkModel& linkModel() const { return linkModel_; }
   const AlgoOverride& algoOverride() const { return algoOverride_; }
   AlgoParams algoParams(size_t elemSize) const;
@@ -49,6 +57,8 @@ class Communicator {
 
   // Scratch memory for the running operation; grows, never shrinks.
   char* scratch(size_t bytes);
+  // Executors of recent collectives; only the running operation touches them.
+  ExecutorCache& executors() { return executors_; }
 
   // Operations run in the order they were issued, whatever thread or stream runs them.
   uint64_t takeTicket() { return nextTicket_.fetch_add(1); }
@@ -86,8 +96,10 @@ class Communicator {
   std::vector<Channel> channels_;
   std::vector<Channel*> channelPtrs_;
   LinkModel linkModel_;
+  bool oversubscribed_ = false;
   AlgoOverride algoOverride_;
   std::vector<char> scratch_;
+  ExecutorCache executors_;
 
   std::atomic<State> state_{State::kInitializing};
   std::thread initThread_;

@@ -2,6 +2,7 @@
 
 #include "collectives/cost_model.h"
 #include "collectives/datatype.h"
+#include "collectives/executor_cache.h"
 #include "src/base/log.h"
 #include "src/comm/communicator.h"
 
@@ -20,7 +21,50 @@ size_t messageBytes(const CollArgs& a, size_t elemSize) {
   return a.count * elemSize;
 }
 
+ExecutorKey keyOf(const Op& op) {
+  ExecutorKey k;
+  k.kind = op.args.kind;
+  k.count = op.args.count;
+  k.type = op.type;
+  k.op = op.redop;
+  k.root = op.args.root;
+  // checkOp allowed only disjoint buffers or the in-place layout, so overlap means in place.
+  k.layout =
+      static_cast<uint8_t>((op.sendbuff != nullptr && op.sendbuff == op.recvbuff ? 1 : 0) |
+                           (op.sendbuff == nullptr ? 2 : 0) | (op.recvbuff == nullptr ? 4 : 0));
+  if (op.sendbuff != nullptr && op.recvbuff != nullptr && op.sendbuff != op.recvbuff) {
+    // All-gather and reduce-scatter run in place with the buffers offset by one block.
+    const size_t es = typeSize(op.type);
+    const auto s = reinterpret_cast<uintptr_t>(op.sendbuff);
+    const auto r = reinterpret_cast<uintptr_t>(op.recvbuff);
+    const size_t total = op.args.count * es * static_cast<size_t>(op.args.nranks);
+    if ((s > r && s < r + total) || (r > s && r < s + total)) k.layout |= 1;
+  }
+  return k;
+}
+
+std::vector<BufferView> collectiveBuffers(Communicator& comm, const Op& op, const CollArgs& a,
+                                          size_t scratchCount) {
+  const size_t es = typeSize(op.type);
+  // A buffer this rank may leave NULL (a non-root's) gets no room, so a stray step is caught.
+  auto view = [es](const void* p, size_t count) {
+    return BufferView{bytesOf(p), p == nullptr ? 0 : count, es};
+  };
+  return {view(op.sendbuff, sendBufferCount(a)), view(op.recvbuff, recvBufferCount(a)),
+          BufferView{comm.scratch(scratchCount * es), scratchCount, es}};
+}
+
 }  // namespace
+
+std::string PhaseLabel::describe() const {
+  if (pointToPoint) {
+    return strprintf("send/recv group #%llu (%zu calls)", static_cast<unsigned long long>(sequence),
+                     count);
+  }
+  return strprintf("%s #%llu (%zu x %s%s%s, %s)", collName(kind),
+                   static_cast<unsigned long long>(sequence), count, typeName(type),
+                   reduces ? " " : "", reduces ? opName(op) : "", algoName(algo));
+}
 
 void Phase::finish() const {
   if (averageBuffer != nullptr && averageCount > 0) {
@@ -33,52 +77,69 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
   const size_t es = typeSize(op.type);
   const bool reduces = a.kind == CollKind::kReduce || a.kind == CollKind::kAllReduce ||
                        a.kind == CollKind::kReduceScatter;
-  const AlgoChoice choice =
-      chooseAlgo(a.kind, messageBytes(a, es), es, a.nranks, comm.linkModel(), comm.algoOverride());
   *out = Phase();
-  WEFT_RETURN_IF_ERROR(buildSchedule(choice.algo, a, comm.algoParams(es), &out->schedule));
-  const Schedule& s = out->schedule;
-  // A buffer this rank may leave NULL (a non-root's) gets no room, so a stray step is caught.
-  auto view = [es](const void* p, size_t count) {
-    return BufferView{bytesOf(p), p == nullptr ? 0 : count, es};
-  };
-  out->buffers = {view(op.sendbuff, sendBufferCount(a)), view(op.recvbuff, recvBufferCount(a)),
-                  BufferView{comm.scratch(s.scratchCount * es), s.scratchCount, es}};
+  out->label = PhaseLabel{false,    a.kind,  a.count,     op.type,
+                          op.redop, reduces, Algo::kRing, comm.nextSequence()};
   out->type = op.type;
-  if (reduces) {
-    out->reduce = reduceFunction(op.type, op.redop);
-    bool getsResult = a.kind != CollKind::kReduce || a.rank == a.root;
-    if (op.redop == weftAvg && getsResult) {
-      out->averageBuffer = op.recvbuff;
-      out->averageCount = recvBufferCount(a);
-      out->averageDivisor = a.nranks;
+  if (reduces && op.redop == weftAvg && (a.kind != CollKind::kReduce || a.rank == a.root)) {
+    out->averageBuffer = op.recvbuff;
+    out->averageCount = recvBufferCount(a);
+    out->averageDivisor = a.nranks;
+  }
+  const ReduceFn reduce = reduces ? reduceFunction(op.type, op.redop) : nullptr;
+  // All-to-allv's counts change from call to call; it is planned afresh each time.
+  const bool cacheable = a.kind != CollKind::kAllToAllv;
+  const ExecutorKey key = keyOf(op);
+  if (cacheable) {
+    if (CachedExecutor* hit = comm.executors().find(key)) {
+      out->label.algo = hit->algo;
+      out->executor = hit->executor.get();
+      out->executor->rebind(collectiveBuffers(comm, op, a, hit->scratchCount));
+      return okStatus();
     }
   }
-  out->what =
-      strprintf("%s #%llu (%zu x %s%s%s, %s)", collName(a.kind),
-                static_cast<unsigned long long>(comm.nextSequence()), a.count, typeName(op.type),
-                reduces ? " " : "", reduces ? opName(op.redop) : "", algoName(choice.algo));
-  WEFT_TRACE(kColl, "%s: %zu steps, predicted %.1f us", out->what.c_str(), s.steps.size(),
-             choice.predictedUs);
+  const AlgoChoice choice =
+      chooseAlgo(a.kind, messageBytes(a, es), es, a.nranks, comm.linkModel(), comm.algoOverride());
+  out->label.algo = choice.algo;
+  Schedule schedule;
+  WEFT_RETURN_IF_ERROR(buildSchedule(choice.algo, a, comm.algoParams(es), &schedule));
+  auto executor = std::make_unique<Executor>();
+  WEFT_RETURN_IF_ERROR(executor->start(schedule,
+                                       collectiveBuffers(comm, op, a, schedule.scratchCount),
+                                       reduce, comm.channels(), comm.nranks()));
+  WEFT_TRACE(kColl, "%s: %zu steps, predicted %.1f us", out->label.describe().c_str(),
+             schedule.steps.size(), choice.predictedUs);
+  if (cacheable) {
+    CachedExecutor* entry = comm.executors().insert(
+        key, CachedExecutor{choice.algo, schedule.scratchCount, std::move(executor)});
+    out->executor = entry->executor.get();
+  } else {
+    out->owned = std::move(executor);
+    out->executor = out->owned.get();
+  }
   return okStatus();
 }
 
 Status planPointToPoint(Communicator& comm, const std::vector<Op>& ops, Phase* out) {
   *out = Phase();
-  out->buffers.resize(3);  // the collective buffers, unused here
+  out->label.pointToPoint = true;
+  out->label.count = ops.size();
+  out->label.sequence = comm.nextSequence();
+  Schedule schedule;
+  std::vector<BufferView> buffers(3);  // the collective buffers, unused here
   std::vector<size_t> selfSends;
   std::vector<size_t> selfRecvs;
   for (const Op& op : ops) {
     const size_t es = typeSize(op.type);
     const void* p = op.kind == OpKind::kSend ? op.sendbuff : op.recvbuff;
-    const auto id = static_cast<BufId>(out->buffers.size());
-    out->buffers.push_back(BufferView{bytesOf(p), op.count, es});
+    const auto id = static_cast<BufId>(buffers.size());
+    buffers.push_back(BufferView{bytesOf(p), op.count, es});
     if (op.peer == comm.rank()) {
       (op.kind == OpKind::kSend ? selfSends : selfRecvs).push_back(id);
     } else if (op.kind == OpKind::kSend) {
-      out->schedule.send(op.peer, Ref{id, 0}, op.count);
+      schedule.send(op.peer, Ref{id, 0}, op.count);
     } else {
-      out->schedule.recv(op.peer, Ref{id, 0}, op.count);
+      schedule.recv(op.peer, Ref{id, 0}, op.count);
     }
   }
   // Sends to oneself pair with receives from oneself in posting order.
@@ -87,18 +148,19 @@ Status planPointToPoint(Communicator& comm, const std::vector<Op>& ops, Phase* o
                   selfSends.size(), selfRecvs.size());
   }
   for (size_t i = 0; i < selfSends.size(); ++i) {
-    const BufferView& from = out->buffers[selfSends[i]];
-    const BufferView& to = out->buffers[selfRecvs[i]];
+    const BufferView& from = buffers[selfSends[i]];
+    const BufferView& to = buffers[selfRecvs[i]];
     if (from.count * from.elemSize != to.count * to.elemSize) {
       return errorf(weftInvalidUsage, "send to self of %zu bytes meets a receive of %zu bytes",
                     from.count * from.elemSize, to.count * to.elemSize);
     }
-    out->schedule.copy(Ref{static_cast<BufId>(selfSends[i]), 0},
-                       Ref{static_cast<BufId>(selfRecvs[i]), 0}, from.count);
+    schedule.copy(Ref{static_cast<BufId>(selfSends[i]), 0},
+                  Ref{static_cast<BufId>(selfRecvs[i]), 0}, from.count);
   }
-  out->what = strprintf("send/recv group #%llu (%zu calls)",
-                        static_cast<unsigned long long>(comm.nextSequence()), ops.size());
-  return okStatus();
+  out->owned = std::make_unique<Executor>();
+  out->executor = out->owned.get();
+  return out->executor->start(schedule, std::move(buffers), nullptr, comm.channels(),
+                              comm.nranks());
 }
 
 }  // namespace weft

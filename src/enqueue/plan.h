@@ -1,14 +1,15 @@
-// Planning: turns ops into phases the executor runs. The cost model picks each collective's
-// algorithm; a group's sends and receives on one communicator become a single phase so they
-// progress together.
+// Planning: turns ops into phases the runner drives. The cost model picks each collective's
+// algorithm; the communicator's executor cache keeps the analysed schedule for the next call
+// with the same shape. A group's sends and receives on one communicator become one phase so
+// they progress together.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "collectives/algorithms.h"
 #include "collectives/executor.h"
-#include "collectives/schedule.h"
 #include "src/base/status.h"
 #include "src/enqueue/op.h"
 
@@ -16,11 +17,25 @@ namespace weft {
 
 class Communicator;
 
+// What a phase is, for log lines and error messages; formatted only when one is written.
+struct PhaseLabel {
+  bool pointToPoint = false;
+  CollKind kind = CollKind::kAllReduce;
+  size_t count = 0;  // elements, or calls in a send/recv group
+  weftDataType_t type = weftFloat32;
+  weftRedOp_t op = weftSum;
+  bool reduces = false;
+  Algo algo = Algo::kRing;
+  uint64_t sequence = 0;
+
+  // "all_reduce #12 (4096 x float32 sum, ring)" or "send/recv group #13 (4 calls)".
+  std::string describe() const;
+};
+
 struct Phase {
-  Schedule schedule;
-  std::vector<BufferView> buffers;
-  ReduceFn reduce = nullptr;
-  std::string what;  // "all_reduce #12 (4096 x float32 sum, ring)", for logs and errors
+  Executor* executor = nullptr;     // the communicator's cached one, or owned
+  std::unique_ptr<Executor> owned;  // for phases that are not cached
+  PhaseLabel label;
   // An average is a sum until this divides the result.
   void* averageBuffer = nullptr;
   size_t averageCount = 0;

@@ -1,11 +1,16 @@
 #include "src/enqueue/runner.h"
 
+#include <poll.h>
+#include <sched.h>
+#include <time.h>
+
 #include <chrono>
 
 #include "src/base/log.h"
 #include "src/base/wait.h"
 #include "src/comm/communicator.h"
 #include "src/enqueue/plan.h"
+#include "transports/link.h"
 
 namespace weft {
 namespace {
@@ -19,7 +24,6 @@ struct Active {
   bool running = false;
   bool finished = false;
   Phase phase;
-  Executor executor;
   Clock::time_point lastProgress;
 };
 
@@ -28,18 +32,16 @@ Status startNext(Active& a) {
   CommWork& w = *a.work;
   Communicator& comm = *w.comm;
   if (a.nextCollective < w.collectives.size()) {
-    WEFT_RETURN_IF_ERROR(planCollective(comm, w.collectives[a.nextCollective++], &a.phase));
+    Status s = planCollective(comm, w.collectives[a.nextCollective++], &a.phase);
+    if (!s.ok()) return s.withContext(a.phase.label.describe());
   } else if (!w.p2p.empty() && !a.p2pPlanned) {
     a.p2pPlanned = true;
-    WEFT_RETURN_IF_ERROR(planPointToPoint(comm, w.p2p, &a.phase));
+    Status s = planPointToPoint(comm, w.p2p, &a.phase);
+    if (!s.ok()) return s.withContext(a.phase.label.describe());
   } else {
     a.finished = true;
     return okStatus();
   }
-  WEFT_RETURN_IF_ERROR(
-      a.executor
-          .start(a.phase.schedule, a.phase.buffers, a.phase.reduce, comm.channels(), comm.nranks())
-          .withContext(a.phase.what));
   a.running = true;
   a.lastProgress = Clock::now();
   return okStatus();
@@ -49,84 +51,169 @@ Status startNext(Active& a) {
 Status checkWhileIdle(Active& a) {
   Communicator& comm = *a.work->comm;
   if (comm.aborted()) return Status(weftInvalidUsage, "communicator was aborted");
-  WEFT_RETURN_IF_ERROR(comm.checkPeers(a.executor.pendingPeers()));
+  WEFT_RETURN_IF_ERROR(comm.checkPeers(a.phase.executor->pendingPeers()));
   const int64_t timeoutMs = comm.config().timeoutMs;
   auto idle = Clock::now() - a.lastProgress;
   if (timeoutMs > 0 && idle > std::chrono::milliseconds(timeoutMs)) {
     return errorf(weftTimeout, "timed out after %.1f s without progress; waiting: %s",
-                  static_cast<double>(timeoutMs) / 1000.0, a.executor.describeWait().c_str());
+                  static_cast<double>(timeoutMs) / 1000.0,
+                  a.phase.executor->describeWait().c_str());
   }
   return okStatus();
 }
 
-}  // namespace
-
-Status runWorks(std::vector<CommWork>& works) {
-  std::vector<Active> active(works.size());
-  Status first;
-  auto failWith = [&first](Active& a, const Status& s) {
-    Communicator& comm = *a.work->comm;
-    std::string what = a.running ? a.phase.what : "operation";
-    Status full = s.withContext(comm.describe() + ": " + what);
-    comm.fail(full);
-    a.finished = true;
-    a.running = false;
-    if (first.ok()) first = full;
-  };
-  for (size_t i = 0; i < works.size(); ++i) {
-    active[i].work = &works[i];
-    Communicator& comm = *works[i].comm;
-    setLogRank(comm.rank());
-    Status s = comm.waitForTurn(works[i].ticket);
-    if (!s.ok()) failWith(active[i], s);
+// Drives the works: progress passes while anything moves, then a short spin, a few yields,
+// and then a real wait: on the doorbell of a communicator whose peers are all on this host, on
+// the sockets of tcp peers, or a short sleep.
+class Runner {
+ public:
+  explicit Runner(std::vector<CommWork>& works) : active_(works.size()) {
+    for (size_t i = 0; i < works.size(); ++i)
+      active_[i].work = &works[i];
+    oversubscribed_ = !works.empty() && works[0].comm->oversubscribed();
   }
-  Backoff backoff;
-  auto lastCheck = Clock::now();
-  for (;;) {
-    bool anyLeft = false;
-    bool anyProgress = false;
-    for (Active& a : active) {
+
+  Status run() {
+    for (Active& a : active_) {
+      Communicator& comm = *a.work->comm;
+      setLogRank(comm.rank());
+      Status s = comm.waitForTurn(a.work->ticket);
+      if (!s.ok()) failWith(a, s);
+    }
+    // Spinning helps when every rank has a core; when ranks outnumber cores it only delays
+    // the peer that holds ours.
+    const uint32_t spins = oversubscribed_ ? 16 : 4000;
+    const uint32_t yields = oversubscribed_ ? 4 : 64;
+    uint32_t idleRounds = 0;
+    auto lastCheck = Clock::now();
+    for (;;) {
+      bool progressed = pass();
+      if (!anyLeft_) break;
+      if (progressed) {
+        idleRounds = 0;
+        continue;
+      }
+      ++idleRounds;
+      if (idleRounds < spins) {
+        cpuRelax();
+      } else if (idleRounds < spins + yields) {
+        sched_yield();
+      } else {
+        if (Clock::now() - lastCheck > kPeerCheckInterval) {
+          lastCheck = Clock::now();
+          checkIdle();
+        }
+        if (block()) idleRounds = 0;
+      }
+    }
+    for (Active& a : active_)
+      a.work->comm->endTurn();
+    return first_;
+  }
+
+ private:
+  // One progress pass over every work; true if anything moved.
+  bool pass() {
+    bool any = false;
+    anyLeft_ = false;
+    for (Active& a : active_) {
       if (a.finished) continue;
       if (!a.running) {
         Status s = startNext(a);
         if (!s.ok()) failWith(a, s);
         if (a.finished) continue;
       }
-      anyLeft = true;
+      anyLeft_ = true;
       bool progressed = false;
-      Status s = a.executor.progress(&progressed);
+      Status s = a.phase.executor->progress(&progressed);
       if (!s.ok()) {
         failWith(a, s);
         continue;
       }
-      if (a.executor.done()) {
+      if (a.phase.executor->done()) {
         a.phase.finish();
         a.running = false;
         progressed = true;
       }
       if (progressed) {
-        anyProgress = true;
+        any = true;
         a.lastProgress = Clock::now();
       }
     }
-    if (!anyLeft) break;
-    if (anyProgress) {
-      backoff.reset();
-      continue;
-    }
-    backoff.pause();
-    if (backoff.sleeping() && Clock::now() - lastCheck > kPeerCheckInterval) {
-      lastCheck = Clock::now();
-      for (Active& a : active) {
-        if (a.finished || !a.running) continue;
-        Status s = checkWhileIdle(a);
-        if (!s.ok()) failWith(a, s);
+    return any;
+  }
+
+  // Waits for something to happen; true if a pass made progress meanwhile.
+  bool block() {
+    pollFds_.clear();
+    Doorbell* bell = nullptr;
+    bool everyWaitRings = true;
+    for (Active& a : active_) {
+      if (a.finished || !a.running) continue;
+      Communicator& comm = *a.work->comm;
+      for (const auto& [peer, forRead] : a.phase.executor->pendingIo()) {
+        Link* link = comm.link(peer);
+        Doorbell* b = link == nullptr ? nullptr : link->doorbell();
+        int fd = link == nullptr ? -1 : link->pollFd(forRead);
+        if (fd >= 0) pollFds_.push_back({fd, static_cast<short>(forRead ? POLLIN : POLLOUT), 0});
+        if (b != nullptr && bell == nullptr) bell = b;
+        everyWaitRings = everyWaitRings && (b != nullptr && b == bell);
       }
     }
+    if (!pollFds_.empty()) {
+      // Sockets wake us; shm peers, if any, are looked at every millisecond.
+      poll(pollFds_.data(), pollFds_.size(), bell != nullptr ? 1 : 20);
+      return false;
+    }
+    if (bell != nullptr && everyWaitRings) {
+      uint32_t armed = bell->arm();
+      bool progressed = pass();  // anything that arrived before arming
+      if (!progressed) bell->wait(armed, 20'000);
+      bell->disarm();
+      return progressed;
+    }
+    struct timespec ts = {0, 50'000};
+    nanosleep(&ts, nullptr);
+    return false;
   }
-  for (CommWork& w : works)
-    w.comm->endTurn();
-  return first;
+
+  void checkIdle() {
+    for (Active& a : active_) {
+      if (a.finished || !a.running) continue;
+      Status s = checkWhileIdle(a);
+      if (!s.ok()) failWith(a, s);
+    }
+  }
+
+  void failWith(Active& a, const Status& s) {
+    Communicator& comm = *a.work->comm;
+    std::string what = a.running ? a.phase.label.describe() : "operation";
+    Status full = s.withContext(comm.describe() + ": " + what);
+    comm.fail(full);
+    a.finished = true;
+    a.running = false;
+    if (first_.ok()) first_ = full;
+  }
+
+  static void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+
+  std::vector<Active> active_;
+  std::vector<pollfd> pollFds_;
+  bool oversubscribed_ = false;
+  bool anyLeft_ = true;
+  Status first_;
+};
+
+}  // namespace
+
+Status runWorks(std::vector<CommWork>& works) {
+  return Runner(works).run();
 }
 
 }  // namespace weft

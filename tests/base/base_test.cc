@@ -70,7 +70,7 @@ TEST(Sockets, ConnectRetriesUntilDeadline) {
   auto took = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(st.code(), weftTimeout) << st.message();
   EXPECT_GE(took, std::chrono::milliseconds(190));
-  EXPECT_LT(took, std::chrono::seconds(3));
+  EXPECT_LT(took, std::chrono::seconds(10));  // generous: the machine may be busy
   AbortFlag abort{true};
   st = connectSocket(a, Deadline::after(5000), &abort, &s);
   EXPECT_NE(st.code(), weftSuccess);

@@ -10,7 +10,8 @@ ShmLink::ShmLink(int peer, std::shared_ptr<LocalSegment> own, size_t ownIndex, P
     : peer_(peer),
       own_(std::move(own)),
       peerRing_(std::move(peerRing)),
-      process_(std::move(process)) {
+      process_(std::move(process)),
+      peerBell_(peerRing_.doorbell) {
   in_ = ByteRing(own_->control(ownIndex), own_->data(ownIndex), own_->ringBytes(),
                  std::min(kPublishBytes, own_->ringBytes()));
   out_ = ByteRing(peerRing_.control, peerRing_.data, peerRing_.capacity,
@@ -31,6 +32,7 @@ Status ShmLink::write(const void* data, size_t bytes, size_t* written) {
   *written = 0;
   if (out_.closed()) return closedError();
   *written = out_.write(data, bytes);
+  if (*written > 0) peerBell_->ring();  // the peer may wait for data
   return okStatus();
 }
 
@@ -61,6 +63,7 @@ Status ShmLink::checkPeer() {
 void ShmLink::close() {
   out_.close();
   in_.close();
+  peerBell_->wake();  // a sleeping peer notices at once
 }
 
 }  // namespace weft::shm

@@ -22,8 +22,12 @@ class ShmLink : public Link {
 
   Status write(const void* data, size_t bytes, size_t* written) override;
   Status peek(const void** data, size_t* bytes) override;
-  void consume(size_t bytes) override { in_.consume(bytes); }
+  void consume(size_t bytes) override {
+    in_.consume(bytes);
+    peerBell_->ring();  // the peer may wait for room
+  }
   Status checkPeer() override;
+  Doorbell* doorbell() override { return own_->doorbell(); }
   void close() override;
   const char* kind() const override { return "shm"; }
 
@@ -36,6 +40,7 @@ class ShmLink : public Link {
   PeerProcess process_;
   ByteRing in_;
   ByteRing out_;
+  Doorbell* peerBell_;
 };
 
 }  // namespace weft::shm

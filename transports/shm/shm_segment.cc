@@ -9,6 +9,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "src/base/log.h"
@@ -25,6 +26,9 @@ struct SegmentHeader {
   uint64_t bytes;
 };
 constexpr uint64_t kSegmentMagic = 0x544e454d47455346ull;  // "FSEGMENT"
+// The doorbell sits in the header page, on a cache line of its own.
+constexpr size_t kDoorbellOffset = 128;
+static_assert(kDoorbellOffset >= sizeof(SegmentHeader) && kDoorbellOffset % 64 == 0);
 constexpr size_t kMaxRingBytes = size_t{1} << 30;
 
 size_t ringOffset(size_t index, size_t ringBytes) {
@@ -101,6 +105,7 @@ Status LocalSegment::create(const TransportContext& ctx, const std::vector<int>&
   s->mapping_ = std::make_unique<Mapping>(base, s->bytes_);
   SegmentHeader header{kSegmentMagic, ctx.commTag, ctx.rank, 0, s->bytes_};
   memcpy(base, &header, sizeof(header));
+  new (static_cast<char*>(base) + kDoorbellOffset) Doorbell();
   for (size_t i = 0; i < peers.size(); ++i)
     ByteRing::initialize(s->control(i));
   WEFT_INFO(kShm, "shm: segment of %zu bytes (fd %d) with %zu rings of %zu bytes", s->bytes_,
@@ -131,6 +136,10 @@ Blob LocalSegment::describe() const {
     memcpy(blob.data() + sizeof(h) + i * sizeof(r), &r, sizeof(r));
   }
   return blob;
+}
+
+Doorbell* LocalSegment::doorbell() const {
+  return reinterpret_cast<Doorbell*>(mapping_->base() + kDoorbellOffset);
 }
 
 RingControl* LocalSegment::control(size_t peerIndex) const {
@@ -188,12 +197,18 @@ Status mapPeerRing(const TransportContext& ctx, int owner, const SegmentInfo& in
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
                     static_cast<off_t>(ring->offset));
   int err = errno;
-  ::close(fd);  // the mapping keeps the memory; the owner keeps its fd open
-  if (base == MAP_FAILED) {
+  void* header = base == MAP_FAILED
+                     ? MAP_FAILED
+                     : mmap(nullptr, kPageBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (header == MAP_FAILED) err = errno;
+  ::close(fd);  // the mappings keep the memory; the owner keeps its fd open
+  if (base != MAP_FAILED) out->mapping = std::make_unique<Mapping>(base, bytes);
+  if (header == MAP_FAILED) {
     return errorf(weftSystemError, "shm: cannot map the segment of rank %d (pid %d): %s%s", owner,
                   static_cast<int>(info.pid), strerror(err), kUseTcpHint);
   }
-  out->mapping = std::make_unique<Mapping>(base, bytes);
+  out->header = std::make_unique<Mapping>(header, kPageBytes);
+  out->doorbell = reinterpret_cast<Doorbell*>(static_cast<char*>(header) + kDoorbellOffset);
   out->control = reinterpret_cast<RingControl*>(base);
   out->data = static_cast<char*>(base) + kPageBytes;
   out->capacity = info.ringBytes;

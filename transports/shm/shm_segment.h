@@ -17,6 +17,7 @@
 
 #include "src/base/status.h"
 #include "transports/byte_ring.h"
+#include "transports/doorbell.h"
 #include "transports/transport.h"
 
 namespace weft::shm {
@@ -84,6 +85,8 @@ class LocalSegment {
   ~LocalSegment();
 
   Blob describe() const;
+  // In the header page: what this rank sleeps on when it waits for its peers.
+  Doorbell* doorbell() const;
   RingControl* control(size_t peerIndex) const;
   char* data(size_t peerIndex) const;
   size_t ringBytes() const { return ringBytes_; }
@@ -100,6 +103,8 @@ class LocalSegment {
 // The ring that `owner`'s segment holds for `myRank`: opened through /proc, checked and mapped.
 struct PeerRing {
   std::unique_ptr<Mapping> mapping;
+  std::unique_ptr<Mapping> header;  // the owner's header page, for its doorbell
+  Doorbell* doorbell = nullptr;
   RingControl* control = nullptr;
   char* data = nullptr;
   size_t capacity = 0;

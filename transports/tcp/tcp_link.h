@@ -25,6 +25,10 @@ class TcpLink : public Link {
   // Takes staged bytes first, then receives straight into data.
   Status read(void* data, size_t bytes, size_t* got) override;
   Status checkPeer() override;
+  // The socket the next byte comes from or goes to.
+  int pollFd(bool forRead) const override {
+    return sockets_[socketFor(forRead ? received_ : sent_)].fd();
+  }
   void close() override;
   const char* kind() const override { return "tcp"; }
 
