@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collectives/dependencies.h"
+#include "collectives/progressable.h"
 #include "collectives/reduce.h"
 #include "collectives/schedule.h"
 #include "src/base/status.h"
@@ -25,7 +26,7 @@ struct BufferView {
   size_t elemSize = 1;
 };
 
-class Executor {
+class Executor : public Progressable {
  public:
   Executor() = default;
   Executor(const Executor&) = delete;
@@ -41,17 +42,17 @@ class Executor {
   void rebind(std::vector<BufferView> buffers);
 
   // Moves whatever can move now. *progressed says whether anything did.
-  Status progress(bool* progressed);
-  bool done() const { return completed_ == steps_.size(); }
+  Status progress(bool* progressed) override;
+  bool done() const override { return completed_ == steps_.size(); }
 
   // The steps still waiting, for timeout messages: "receive 4096 bytes from rank 3 (step 5 of
   // 12)".
-  std::string describeWait() const;
+  std::string describeWait() const override;
   // Peers this executor still waits on.
-  std::vector<int> pendingPeers() const;
+  std::vector<int> pendingPeers() const override;
   // (peer, is a receive) for every message that could move but for its link: what a blocked
   // runner should wait on.
-  const std::vector<std::pair<int, bool>>& pendingIo();
+  const std::vector<std::pair<int, bool>>& pendingIo() override;
 
  private:
   struct StepState {

@@ -7,6 +7,7 @@
 
 #include "src/base/status.h"
 #include "transports/doorbell.h"
+#include "transports/slot_area.h"
 
 namespace weft {
 
@@ -34,6 +35,10 @@ class Link {
   // The doorbell this side sleeps on, which the peer rings when it writes or consumes; nullptr
   // for transports whose waits the kernel wakes (sockets) or that never wait (loopback).
   virtual Doorbell* doorbell() { return nullptr; }
+  // Shared slots for direct collectives (transports/slot_area.h): this side's and the peer's;
+  // nullptr where the two sides share no memory.
+  virtual const SlotArea* ownSlots() const { return nullptr; }
+  virtual const SlotArea* peerSlots() const { return nullptr; }
   // The socket to poll while waiting to read (forRead) or write, or -1.
   virtual int pollFd(bool /*forRead*/) const { return -1; }
 

@@ -103,6 +103,7 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   ctx.localAddress = localAddress;
   ctx.nSocketsPerPeer = config_.nSocketsPerPeer;
   ctx.shmRingBytes = config_.shmRingBytes;
+  ctx.shmSlotBytes = config_.shmSlotBytes;
   ctx.allGather = [this](const Blob& mine, std::vector<Blob>* all) {
     return bootstrap_->allGather(mine, all);
   };
@@ -127,6 +128,7 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
     channelPtrs_[r] = &channels_[r];
   }
   linkModel_ = tcpPeers.empty() ? kShmModel : kTcpModel;
+  setUpDirect();
   size_t localRanks = 1;
   for (int r = 0; r < nranks_; ++r) {
     localRanks += r != rank_ && ranks[r].hostHash == ranks[rank_].hostHash ? 1 : 0;
@@ -137,6 +139,19 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   WEFT_INFO(kInit, "%s ready: shm to %zu peers, tcp to %zu peers, host %s", describe().c_str(),
             shmPeers.size(), tcpPeers.size(), ranks[rank_].hostname);
   return okStatus();
+}
+
+void Communicator::setUpDirect() {
+  if (nranks_ < 2) return;
+  std::vector<const SlotArea*> areas(static_cast<size_t>(nranks_), nullptr);
+  for (int r = 0; r < nranks_; ++r) {
+    if (r == rank_) continue;
+    const Link* l = links_[r].get();
+    if (l == nullptr || l->peerSlots() == nullptr) return;  // some peer shares no memory
+    areas[r] = l->peerSlots();
+    areas[rank_] = l->ownSlots();
+  }
+  direct_ = std::make_unique<DirectGroup>(rank_, std::move(areas));
 }
 
 void Communicator::connectInBackground(const UniqueIdData& id) {

@@ -13,6 +13,7 @@
 
 #include "collectives/algo_override.h"
 #include "collectives/cost_model.h"
+#include "collectives/direct.h"
 #include "collectives/executor_cache.h"
 #include "collectives/schedule.h"
 #include "src/base/status.h"
@@ -59,6 +60,10 @@ class Communicator {
   char* scratch(size_t bytes);
   // Executors of recent collectives; only the running operation touches them.
   ExecutorCache& executors() { return executors_; }
+  // Shared slots of all ranks when every peer shares memory with this rank, else nullptr; and
+  // the one direct operation that may run at a time.
+  DirectGroup* direct() { return direct_.get(); }
+  DirectOp& directOp() { return directOp_; }
 
   // Operations run in the order they were issued, whatever thread or stream runs them.
   uint64_t takeTicket() { return nextTicket_.fetch_add(1); }
@@ -86,6 +91,7 @@ class Communicator {
 
  private:
   Status connectTransports(const UniqueIdData& id, const SockAddr& localAddress);
+  void setUpDirect();
   void closeLinks();
 
   const int rank_;
@@ -100,6 +106,8 @@ class Communicator {
   AlgoOverride algoOverride_;
   std::vector<char> scratch_;
   ExecutorCache executors_;
+  std::unique_ptr<DirectGroup> direct_;
+  DirectOp directOp_;
 
   std::atomic<State> state_{State::kInitializing};
   std::thread initThread_;

@@ -13,6 +13,8 @@ Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
   c.transport = e.transport;
   c.nSocketsPerPeer = e.nSocketsPerPeer;
   c.shmRingBytes = e.shmRingBytes;
+  c.shmSlotBytes = e.shmSlotBytes;
+  c.directBytes = e.directBytes;
   c.chunkBytes = e.chunkBytes;
   c.algo = e.algo;
   if (user != nullptr) {

@@ -17,6 +17,8 @@ struct CommConfig {
   int nSocketsPerPeer = 1;
   std::string name;
   size_t shmRingBytes = 0;
+  size_t shmSlotBytes = 0;
+  size_t directBytes = 0;
   size_t chunkBytes = 0;
   std::string algo;
 };

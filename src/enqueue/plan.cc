@@ -21,6 +21,17 @@ size_t messageBytes(const CollArgs& a, size_t elemSize) {
   return a.count * elemSize;
 }
 
+// What a direct collective's peers must agree on.
+uint64_t signatureOf(const Op& op) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint64_t v : {static_cast<uint64_t>(op.args.kind), static_cast<uint64_t>(op.args.count),
+                     static_cast<uint64_t>(op.type), static_cast<uint64_t>(op.redop),
+                     static_cast<uint64_t>(op.args.root)}) {
+    h = (h ^ v) * 1099511628211ull;
+  }
+  return h;
+}
+
 ExecutorKey keyOf(const Op& op) {
   ExecutorKey k;
   k.kind = op.args.kind;
@@ -63,7 +74,8 @@ std::string PhaseLabel::describe() const {
   }
   return strprintf("%s #%llu (%zu x %s%s%s, %s)", collName(kind),
                    static_cast<unsigned long long>(sequence), count, typeName(type),
-                   reduces ? " " : "", reduces ? opName(op) : "", algoName(algo));
+                   reduces ? " " : "", reduces ? opName(op) : "",
+                   direct ? "direct" : algoName(algo));
 }
 
 void Phase::finish() const {
@@ -78,8 +90,12 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
   const bool reduces = a.kind == CollKind::kReduce || a.kind == CollKind::kAllReduce ||
                        a.kind == CollKind::kReduceScatter;
   *out = Phase();
-  out->label = PhaseLabel{false,    a.kind,  a.count,     op.type,
-                          op.redop, reduces, Algo::kRing, comm.nextSequence()};
+  out->label.kind = a.kind;
+  out->label.count = a.count;
+  out->label.type = op.type;
+  out->label.op = op.redop;
+  out->label.reduces = reduces;
+  out->label.sequence = comm.nextSequence();
   out->type = op.type;
   if (reduces && op.redop == weftAvg && (a.kind != CollKind::kReduce || a.rank == a.root)) {
     out->averageBuffer = op.recvbuff;
@@ -87,14 +103,20 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
     out->averageDivisor = a.nranks;
   }
   const ReduceFn reduce = reduces ? reduceFunction(op.type, op.redop) : nullptr;
+  if (comm.direct() != nullptr && comm.direct()->fits(a, es, comm.config().directBytes)) {
+    comm.directOp().start(comm.direct(), a, op.sendbuff, op.recvbuff, es, reduce, signatureOf(op));
+    out->runnable = &comm.directOp();
+    out->label.direct = true;
+    return okStatus();
+  }
   // All-to-allv's counts change from call to call; it is planned afresh each time.
   const bool cacheable = a.kind != CollKind::kAllToAllv;
   const ExecutorKey key = keyOf(op);
   if (cacheable) {
     if (CachedExecutor* hit = comm.executors().find(key)) {
       out->label.algo = hit->algo;
-      out->executor = hit->executor.get();
-      out->executor->rebind(collectiveBuffers(comm, op, a, hit->scratchCount));
+      hit->executor->rebind(collectiveBuffers(comm, op, a, hit->scratchCount));
+      out->runnable = hit->executor.get();
       return okStatus();
     }
   }
@@ -112,10 +134,10 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
   if (cacheable) {
     CachedExecutor* entry = comm.executors().insert(
         key, CachedExecutor{choice.algo, schedule.scratchCount, std::move(executor)});
-    out->executor = entry->executor.get();
+    out->runnable = entry->executor.get();
   } else {
     out->owned = std::move(executor);
-    out->executor = out->owned.get();
+    out->runnable = out->owned.get();
   }
   return okStatus();
 }
@@ -158,9 +180,8 @@ Status planPointToPoint(Communicator& comm, const std::vector<Op>& ops, Phase* o
                   Ref{static_cast<BufId>(selfRecvs[i]), 0}, from.count);
   }
   out->owned = std::make_unique<Executor>();
-  out->executor = out->owned.get();
-  return out->executor->start(schedule, std::move(buffers), nullptr, comm.channels(),
-                              comm.nranks());
+  out->runnable = out->owned.get();
+  return out->owned->start(schedule, std::move(buffers), nullptr, comm.channels(), comm.nranks());
 }
 
 }  // namespace weft

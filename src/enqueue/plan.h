@@ -10,6 +10,7 @@
 
 #include "collectives/algorithms.h"
 #include "collectives/executor.h"
+#include "collectives/progressable.h"
 #include "src/base/status.h"
 #include "src/enqueue/op.h"
 
@@ -25,6 +26,7 @@ struct PhaseLabel {
   weftDataType_t type = weftFloat32;
   weftRedOp_t op = weftSum;
   bool reduces = false;
+  bool direct = false;  // through shared slots instead of an algorithm
   Algo algo = Algo::kRing;
   uint64_t sequence = 0;
 
@@ -33,8 +35,8 @@ struct PhaseLabel {
 };
 
 struct Phase {
-  Executor* executor = nullptr;     // the communicator's cached one, or owned
-  std::unique_ptr<Executor> owned;  // for phases that are not cached
+  Progressable* runnable = nullptr;  // a cached or owned executor, or the direct operation
+  std::unique_ptr<Executor> owned;   // for phases that are not cached
   PhaseLabel label;
   // An average is a sum until this divides the result.
   void* averageBuffer = nullptr;

@@ -51,13 +51,13 @@ Status startNext(Active& a) {
 Status checkWhileIdle(Active& a) {
   Communicator& comm = *a.work->comm;
   if (comm.aborted()) return Status(weftInvalidUsage, "communicator was aborted");
-  WEFT_RETURN_IF_ERROR(comm.checkPeers(a.phase.executor->pendingPeers()));
+  WEFT_RETURN_IF_ERROR(comm.checkPeers(a.phase.runnable->pendingPeers()));
   const int64_t timeoutMs = comm.config().timeoutMs;
   auto idle = Clock::now() - a.lastProgress;
   if (timeoutMs > 0 && idle > std::chrono::milliseconds(timeoutMs)) {
     return errorf(weftTimeout, "timed out after %.1f s without progress; waiting: %s",
                   static_cast<double>(timeoutMs) / 1000.0,
-                  a.phase.executor->describeWait().c_str());
+                  a.phase.runnable->describeWait().c_str());
   }
   return okStatus();
 }
@@ -125,12 +125,12 @@ class Runner {
       }
       anyLeft_ = true;
       bool progressed = false;
-      Status s = a.phase.executor->progress(&progressed);
+      Status s = a.phase.runnable->progress(&progressed);
       if (!s.ok()) {
         failWith(a, s);
         continue;
       }
-      if (a.phase.executor->done()) {
+      if (a.phase.runnable->done()) {
         a.phase.finish();
         a.running = false;
         progressed = true;
@@ -151,7 +151,7 @@ class Runner {
     for (Active& a : active_) {
       if (a.finished || !a.running) continue;
       Communicator& comm = *a.work->comm;
-      for (const auto& [peer, forRead] : a.phase.executor->pendingIo()) {
+      for (const auto& [peer, forRead] : a.phase.runnable->pendingIo()) {
         Link* link = comm.link(peer);
         Doorbell* b = link == nullptr ? nullptr : link->doorbell();
         int fd = link == nullptr ? -1 : link->pollFd(forRead);

@@ -28,6 +28,8 @@ class ShmLink : public Link {
   }
   Status checkPeer() override;
   Doorbell* doorbell() override { return own_->doorbell(); }
+  const SlotArea* ownSlots() const override { return &ownSlots_; }
+  const SlotArea* peerSlots() const override { return &peerRing_.slots; }
   void close() override;
   const char* kind() const override { return "shm"; }
 
@@ -41,6 +43,7 @@ class ShmLink : public Link {
   ByteRing in_;
   ByteRing out_;
   Doorbell* peerBell_;
+  SlotArea ownSlots_;
 };
 
 }  // namespace weft::shm

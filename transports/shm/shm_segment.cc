@@ -31,8 +31,24 @@ constexpr size_t kDoorbellOffset = 128;
 static_assert(kDoorbellOffset >= sizeof(SegmentHeader) && kDoorbellOffset % 64 == 0);
 constexpr size_t kMaxRingBytes = size_t{1} << 30;
 
-size_t ringOffset(size_t index, size_t ringBytes) {
-  return kPageBytes + index * (kPageBytes + ringBytes);
+// The slot flags share the header page with the doorbell, each on cache lines of its own.
+constexpr size_t kSlotControlOffset = 256;
+static_assert(kSlotControlOffset >= kDoorbellOffset + sizeof(Doorbell));
+static_assert(kSlotControlOffset + sizeof(SlotControl) <= kPageBytes);
+constexpr size_t kMaxSlotBytes = size_t{1} << 30;
+
+size_t ringOffset(size_t index, size_t ringBytes, size_t slotBytes) {
+  return kPageBytes + 2 * slotBytes + index * (kPageBytes + ringBytes);
+}
+
+SlotArea slotAreaAt(char* base, size_t slotBytes) {
+  SlotArea a;
+  a.control = reinterpret_cast<SlotControl*>(base + kSlotControlOffset);
+  a.slots[0] = base + kPageBytes;
+  a.slots[1] = base + kPageBytes + slotBytes;
+  a.slotBytes = slotBytes;
+  a.doorbell = reinterpret_cast<Doorbell*>(base + kDoorbellOffset);
+  return a;
 }
 
 const char* kUseTcpHint =
@@ -40,6 +56,11 @@ const char* kUseTcpHint =
     "WEFT_TRANSPORT=tcp";
 
 }  // namespace
+
+size_t slotCapacityFor(size_t requested) {
+  size_t bytes = std::min(requested, kMaxSlotBytes);
+  return (bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
+}
 
 size_t ringCapacityFor(size_t requested) {
   return std::bit_ceil(std::clamp(requested, kPageBytes, kMaxRingBytes));
@@ -59,10 +80,12 @@ Status parseSegmentBlob(const Blob& blob, int owner, SegmentInfo* out) {
                   "%zu bytes): mismatched Weft versions?",
                   owner, h.magic, h.version, blob.size());
   }
-  *out = SegmentInfo{h.pid, h.fd, h.segmentBytes, h.ringBytes, {}};
+  *out = SegmentInfo{h.pid, h.fd, h.segmentBytes, h.ringBytes, h.slotBytes, {}};
   if (h.nRings == 0) return okStatus();
   bool sane = h.pid > 0 && h.fd >= 0 && h.ringBytes >= kPageBytes && h.ringBytes <= kMaxRingBytes &&
-              std::has_single_bit(h.ringBytes);
+              std::has_single_bit(h.ringBytes) && h.slotBytes % kPageBytes == 0 &&
+              h.slotBytes <= kMaxSlotBytes &&
+              h.segmentBytes >= kPageBytes + 2 * size_t{h.slotBytes};
   out->rings.resize(h.nRings);
   memcpy(out->rings.data(), blob.data() + sizeof(h), h.nRings * sizeof(SegmentBlobRing));
   for (const auto& r : out->rings) {
@@ -92,7 +115,8 @@ Status LocalSegment::create(const TransportContext& ctx, const std::vector<int>&
                             std::shared_ptr<LocalSegment>* out) {
   std::shared_ptr<LocalSegment> s(new LocalSegment());
   s->ringBytes_ = ringCapacityFor(ctx.shmRingBytes);
-  s->bytes_ = ringOffset(peers.size(), s->ringBytes_);
+  s->slotBytes_ = slotCapacityFor(ctx.shmSlotBytes);
+  s->bytes_ = ringOffset(peers.size(), s->ringBytes_, s->slotBytes_);
   s->sources_ = peers;
   // Never named in /dev/shm: peers reach it through this process's fd table.
   s->fd_ = memfd_create("weft-shm", MFD_CLOEXEC);
@@ -106,6 +130,7 @@ Status LocalSegment::create(const TransportContext& ctx, const std::vector<int>&
   SegmentHeader header{kSegmentMagic, ctx.commTag, ctx.rank, 0, s->bytes_};
   memcpy(base, &header, sizeof(header));
   new (static_cast<char*>(base) + kDoorbellOffset) Doorbell();
+  new (static_cast<char*>(base) + kSlotControlOffset) SlotControl{};
   for (size_t i = 0; i < peers.size(); ++i)
     ByteRing::initialize(s->control(i));
   WEFT_INFO(kShm, "shm: segment of %zu bytes (fd %d) with %zu rings of %zu bytes", s->bytes_,
@@ -128,14 +153,18 @@ Blob LocalSegment::describe() const {
                       bytes_,
                       ringBytes_,
                       static_cast<uint32_t>(sources_.size()),
-                      0};
+                      static_cast<uint32_t>(slotBytes_)};
   Blob blob(sizeof(h) + sources_.size() * sizeof(SegmentBlobRing));
   memcpy(blob.data(), &h, sizeof(h));
   for (size_t i = 0; i < sources_.size(); ++i) {
-    SegmentBlobRing r{sources_[i], 0, ringOffset(i, ringBytes_)};
+    SegmentBlobRing r{sources_[i], 0, ringOffset(i, ringBytes_, slotBytes_)};
     memcpy(blob.data() + sizeof(h) + i * sizeof(r), &r, sizeof(r));
   }
   return blob;
+}
+
+SlotArea LocalSegment::slots() const {
+  return slotAreaAt(mapping_->base(), slotBytes_);
 }
 
 Doorbell* LocalSegment::doorbell() const {
@@ -143,11 +172,12 @@ Doorbell* LocalSegment::doorbell() const {
 }
 
 RingControl* LocalSegment::control(size_t peerIndex) const {
-  return reinterpret_cast<RingControl*>(mapping_->base() + ringOffset(peerIndex, ringBytes_));
+  return reinterpret_cast<RingControl*>(mapping_->base() +
+                                        ringOffset(peerIndex, ringBytes_, slotBytes_));
 }
 
 char* LocalSegment::data(size_t peerIndex) const {
-  return mapping_->base() + ringOffset(peerIndex, ringBytes_) + kPageBytes;
+  return mapping_->base() + ringOffset(peerIndex, ringBytes_, slotBytes_) + kPageBytes;
 }
 
 namespace {
@@ -197,9 +227,10 @@ Status mapPeerRing(const TransportContext& ctx, int owner, const SegmentInfo& in
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
                     static_cast<off_t>(ring->offset));
   int err = errno;
+  const size_t headerBytes = kPageBytes + 2 * info.slotBytes;
   void* header = base == MAP_FAILED
                      ? MAP_FAILED
-                     : mmap(nullptr, kPageBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+                     : mmap(nullptr, headerBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (header == MAP_FAILED) err = errno;
   ::close(fd);  // the mappings keep the memory; the owner keeps its fd open
   if (base != MAP_FAILED) out->mapping = std::make_unique<Mapping>(base, bytes);
@@ -207,8 +238,9 @@ Status mapPeerRing(const TransportContext& ctx, int owner, const SegmentInfo& in
     return errorf(weftSystemError, "shm: cannot map the segment of rank %d (pid %d): %s%s", owner,
                   static_cast<int>(info.pid), strerror(err), kUseTcpHint);
   }
-  out->header = std::make_unique<Mapping>(header, kPageBytes);
-  out->doorbell = reinterpret_cast<Doorbell*>(static_cast<char*>(header) + kDoorbellOffset);
+  out->header = std::make_unique<Mapping>(header, headerBytes);
+  out->slots = slotAreaAt(static_cast<char*>(header), info.slotBytes);
+  out->doorbell = out->slots.doorbell;
   out->control = reinterpret_cast<RingControl*>(base);
   out->data = static_cast<char*>(base) + kPageBytes;
   out->capacity = info.ringBytes;

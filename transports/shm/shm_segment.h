@@ -1,9 +1,11 @@
-// The shm transport's memory. Each rank owns one memfd segment: a header page, then for every
-// peer one incoming ring (a control page, then the ring's data). A segment is described to peers
-// by a blob; a peer maps only the ring meant for it.
+// The shm transport's memory. Each rank owns one memfd segment: a header page (with the
+// doorbell and the slot flags), two slots (transports/slot_area.h), then for every peer one
+// incoming ring (a control page, then the ring's data). A segment is described to peers by a
+// blob; a peer maps the header page, the slots and the ring meant for it.
 //
 // Blob (host byte order; every rank is on this host):
-//   SegmentBlobHeader {magic "WFSH", version, pid, fd, segmentBytes, ringBytes, nRings}
+//   SegmentBlobHeader {magic "WFSH", version, pid, fd, segmentBytes, ringBytes, nRings,
+//                      slotBytes}
 //   then nRings x SegmentBlobRing {sourceRank, offset of the ring's control page}
 // fd is -1 and nRings 0 when the rank has no shm peers or could not create its segment.
 #pragma once
@@ -18,6 +20,7 @@
 #include "src/base/status.h"
 #include "transports/byte_ring.h"
 #include "transports/doorbell.h"
+#include "transports/slot_area.h"
 #include "transports/transport.h"
 
 namespace weft::shm {
@@ -33,7 +36,7 @@ struct SegmentBlobHeader {
   uint64_t segmentBytes;
   uint64_t ringBytes;
   uint32_t nRings;
-  uint32_t reserved2;
+  uint32_t slotBytes;
 };
 static_assert(sizeof(SegmentBlobHeader) == 40);
 
@@ -45,7 +48,7 @@ struct SegmentBlobRing {
 static_assert(sizeof(SegmentBlobRing) == 16);
 
 constexpr uint32_t kSegmentBlobMagic = 0x48534657u;  // "WFSH"
-constexpr uint16_t kSegmentVersion = 1;
+constexpr uint16_t kSegmentVersion = 2;
 
 // A parsed, bounds-checked segment description.
 struct SegmentInfo {
@@ -53,6 +56,7 @@ struct SegmentInfo {
   int fd = -1;
   size_t segmentBytes = 0;
   size_t ringBytes = 0;
+  size_t slotBytes = 0;
   std::vector<SegmentBlobRing> rings;
 };
 Status parseSegmentBlob(const Blob& blob, int owner, SegmentInfo* out);
@@ -61,6 +65,8 @@ Blob emptySegmentBlob();
 
 // Ring data capacity for a requested size: a power of two, at least a page.
 size_t ringCapacityFor(size_t requested);
+// Slot size for a requested size: whole pages.
+size_t slotCapacityFor(size_t requested);
 
 // One mmap, unmapped on destruction.
 class Mapping {
@@ -87,6 +93,7 @@ class LocalSegment {
   Blob describe() const;
   // In the header page: what this rank sleeps on when it waits for its peers.
   Doorbell* doorbell() const;
+  SlotArea slots() const;
   RingControl* control(size_t peerIndex) const;
   char* data(size_t peerIndex) const;
   size_t ringBytes() const { return ringBytes_; }
@@ -96,6 +103,7 @@ class LocalSegment {
   int fd_ = -1;
   size_t bytes_ = 0;
   size_t ringBytes_ = 0;
+  size_t slotBytes_ = 0;
   std::vector<int> sources_;
   std::unique_ptr<Mapping> mapping_;
 };
@@ -103,8 +111,9 @@ class LocalSegment {
 // The ring that `owner`'s segment holds for `myRank`: opened through /proc, checked and mapped.
 struct PeerRing {
   std::unique_ptr<Mapping> mapping;
-  std::unique_ptr<Mapping> header;  // the owner's header page, for its doorbell
+  std::unique_ptr<Mapping> header;  // the owner's header page and slots
   Doorbell* doorbell = nullptr;
+  SlotArea slots;
   RingControl* control = nullptr;
   char* data = nullptr;
   size_t capacity = 0;

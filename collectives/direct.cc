@@ -1,0 +1,225 @@
+#include "collectives/direct.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "src/base/status.h"
+
+namespace weft {
+namespace {
+
+int slotOf(uint64_t sequence) {
+  return static_cast<int>(sequence & 1);
+}
+
+void ringAll(const DirectGroup& g) {
+  for (int r = 0; r < g.nranks(); ++r) {
+    if (r != g.rank() && g.area(r).doorbell != nullptr) g.area(r).doorbell->ring();
+  }
+}
+
+}  // namespace
+
+DirectGroup::DirectGroup(int rank, std::vector<const SlotArea*> areas)
+    : rank_(rank), areas_(std::move(areas)) {
+  slotBytes_ = areas_.empty() ? 0 : areas_[0]->slotBytes;
+  for (const SlotArea* a : areas_)
+    slotBytes_ = std::min(slotBytes_, a->slotBytes);
+}
+
+bool DirectGroup::fits(const CollArgs& a, size_t elemSize, size_t maxBytes) const {
+  const auto n = static_cast<size_t>(nranks());
+  if (n < 2 || a.kind == CollKind::kAllToAllv) return false;
+  size_t perRank = 0;  // what one rank posts
+  switch (a.kind) {
+    case CollKind::kReduceScatter:
+    case CollKind::kAllToAll:
+      perRank = a.count * n * elemSize;
+      break;
+    default:
+      perRank = a.count * elemSize;
+      break;
+  }
+  if (a.count > SIZE_MAX / n / std::max<size_t>(1, elemSize)) return false;
+  return perRank <= slotBytes_ && perRank <= maxBytes;
+}
+
+void DirectOp::start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
+                     size_t elemSize, ReduceFn reduce, uint64_t signature) {
+  group_ = group;
+  args_ = args;
+  send_ = static_cast<const char*>(send);
+  recv_ = static_cast<char*>(recv);
+  elemSize_ = elemSize;
+  reduce_ = reduce;
+  sequence_ = group->nextSequence();
+  signature_ = signature;
+  state_ = State::kWaitSlot;
+  waitingFor_ = -1;
+}
+
+size_t DirectOp::postBytes() const {
+  const auto n = static_cast<size_t>(group_->nranks());
+  switch (args_.kind) {
+    case CollKind::kBroadcast:
+      return group_->rank() == args_.root ? args_.count * elemSize_ : 0;
+    case CollKind::kReduceScatter:
+    case CollKind::kAllToAll:
+      return args_.count * n * elemSize_;
+    case CollKind::kBarrier:
+      return 0;
+    default:
+      return args_.count * elemSize_;
+  }
+}
+
+// Broadcast reads only the root's slot; reduce only the root reads; everyone else reads all.
+bool DirectOp::readsFrom(int peer) const {
+  if (peer == group_->rank()) return false;
+  if (args_.kind == CollKind::kBroadcast) return peer == args_.root;
+  if (args_.kind == CollKind::kReduce) return group_->rank() == args_.root;
+  return true;
+}
+
+bool DirectOp::slotFree() const {
+  if (sequence_ <= 2) return true;
+  for (int r = 0; r < group_->nranks(); ++r) {
+    if (r == group_->rank()) continue;
+    if (group_->area(r).control->consumed.load(std::memory_order_acquire) < sequence_ - 2) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Status DirectOp::peersPosted(bool* all) {
+  *all = false;
+  const int slot = slotOf(sequence_);
+  for (int r = std::max(waitingFor_, 0); r < group_->nranks(); ++r) {
+    if (!readsFrom(r)) continue;
+    const SlotPost& p = group_->area(r).control->posted[slot];
+    if (p.sequence.load(std::memory_order_acquire) != sequence_) {
+      waitingFor_ = r;
+      return okStatus();
+    }
+    if (p.signature.load(std::memory_order_relaxed) != signature_) {
+      return errorf(weftInvalidUsage,
+                    "rank %d called %s with other arguments than rank %d (count, type, operator "
+                    "or root differ)",
+                    r, collName(args_.kind), group_->rank());
+    }
+  }
+  waitingFor_ = group_->nranks();
+  *all = true;
+  return okStatus();
+}
+
+void DirectOp::post() {
+  const SlotArea& mine = group_->area(group_->rank());
+  const int slot = slotOf(sequence_);
+  size_t bytes = postBytes();
+  if (bytes > 0) memcpy(mine.slots[slot], send_, bytes);
+  mine.control->posted[slot].signature.store(signature_, std::memory_order_relaxed);
+  mine.control->posted[slot].sequence.store(sequence_, std::memory_order_release);
+  ringAll(*group_);
+}
+
+void DirectOp::consume() {
+  group_->area(group_->rank()).control->consumed.store(sequence_, std::memory_order_release);
+  ringAll(*group_);
+}
+
+// Reads the peers' slots into the result; every rank combines in rank order.
+void DirectOp::finish() {
+  const int n = group_->nranks();
+  const int me = group_->rank();
+  const int slot = slotOf(sequence_);
+  auto slotOfRank = [&](int r) -> const char* { return group_->area(r).slots[slot]; };
+  const size_t block = args_.count * elemSize_;
+  switch (args_.kind) {
+    case CollKind::kAllReduce:
+    case CollKind::kReduce:
+      if (args_.kind == CollKind::kReduce && me != args_.root) break;
+      reduce_(recv_, slotOfRank(0), slotOfRank(1), args_.count);
+      for (int r = 2; r < n; ++r)
+        reduce_(recv_, recv_, slotOfRank(r), args_.count);
+      break;
+    case CollKind::kReduceScatter: {
+      const size_t at = static_cast<size_t>(me) * block;
+      reduce_(recv_, slotOfRank(0) + at, slotOfRank(1) + at, args_.count);
+      for (int r = 2; r < n; ++r)
+        reduce_(recv_, recv_, slotOfRank(r) + at, args_.count);
+      break;
+    }
+    case CollKind::kBroadcast:
+      if (me == args_.root) {
+        if (recv_ != send_) memmove(recv_, send_, block);
+      } else {
+        memcpy(recv_, slotOfRank(args_.root), block);
+      }
+      break;
+    case CollKind::kAllGather:
+      for (int r = 0; r < n; ++r) {
+        const char* from = r == me ? send_ : slotOfRank(r);
+        char* to = recv_ + static_cast<size_t>(r) * block;
+        if (from != to) memmove(to, from, block);
+      }
+      break;
+    case CollKind::kAllToAll:
+      for (int r = 0; r < n; ++r) {
+        const char* from = (r == me ? send_ : slotOfRank(r)) + static_cast<size_t>(me) * block;
+        memcpy(recv_ + static_cast<size_t>(r) * block, from, block);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+Status DirectOp::progress(bool* progressed) {
+  *progressed = false;
+  if (state_ == State::kWaitSlot) {
+    if (!slotFree()) return okStatus();
+    post();
+    state_ = State::kWaitPeers;
+    *progressed = true;
+  }
+  if (state_ == State::kWaitPeers) {
+    bool all = false;
+    WEFT_RETURN_IF_ERROR(peersPosted(&all));
+    if (!all) return okStatus();
+    finish();
+    consume();
+    state_ = State::kDone;
+    *progressed = true;
+  }
+  return okStatus();
+}
+
+std::string DirectOp::describeWait() const {
+  if (state_ == State::kWaitSlot) {
+    return strprintf("direct operation #%llu: waiting for peers to finish reading operation #%llu",
+                     static_cast<unsigned long long>(sequence_),
+                     static_cast<unsigned long long>(sequence_ - 2));
+  }
+  return strprintf("direct operation #%llu: waiting for rank %d to post its data",
+                   static_cast<unsigned long long>(sequence_), waitingFor_);
+}
+
+std::vector<int> DirectOp::pendingPeers() const {
+  std::vector<int> out;
+  if (state_ == State::kDone) return out;
+  for (int r = 0; r < group_->nranks(); ++r) {
+    if (r != group_->rank()) out.push_back(r);
+  }
+  return out;
+}
+
+const std::vector<std::pair<int, bool>>& DirectOp::pendingIo() {
+  pendingIo_.clear();
+  for (int r : pendingPeers())
+    pendingIo_.emplace_back(r, true);
+  return pendingIo_;
+}
+
+}  // namespace weft

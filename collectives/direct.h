@@ -1,0 +1,88 @@
+// Direct collectives: for communicators whose ranks all share memory, small collectives skip
+// messages. Each rank copies its part into its own slot (transports/slot_area.h), posts the
+// operation's sequence number, and reads what it needs straight from its peers' slots. A small
+// all-reduce costs one copy in and one pass over the slots, and a flag per rank; the message
+// path's headers, rings and schedules are gone.
+//
+// Two slots alternate between operations. A rank writes slot (seq % 2) only after every peer
+// has finished reading everything of operation seq - 2, which it says by raising its
+// `consumed` flag; so slots are never overwritten while read. Every rank reduces in rank order,
+// so all get the same bits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collectives/progressable.h"
+#include "collectives/reduce.h"
+#include "collectives/schedule.h"
+#include "transports/slot_area.h"
+
+namespace weft {
+
+// The slots of every rank of a communicator (its own included), and the sequence of direct
+// operations, which all ranks count alike.
+class DirectGroup {
+ public:
+  DirectGroup(int rank, std::vector<const SlotArea*> areas);
+
+  int rank() const { return rank_; }
+  int nranks() const { return static_cast<int>(areas_.size()); }
+  const SlotArea& area(int r) const { return *areas_[r]; }
+  // The smallest slot of all ranks: the same number on every rank.
+  size_t slotBytes() const { return slotBytes_; }
+  uint64_t nextSequence() { return ++sequence_; }
+
+  // Whether this collective goes direct: its data fits the slots and is at most maxBytes per
+  // rank. Depends only on values every rank shares, so all ranks decide alike.
+  bool fits(const CollArgs& args, size_t elemSize, size_t maxBytes) const;
+
+ private:
+  int rank_;
+  std::vector<const SlotArea*> areas_;
+  size_t slotBytes_ = 0;
+  uint64_t sequence_ = 0;
+};
+
+class DirectOp : public Progressable {
+ public:
+  // signature identifies the call (collective, count, type, operator, root); ranks whose
+  // signatures differ get weftInvalidUsage instead of each other's data.
+  void start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
+             size_t elemSize, ReduceFn reduce, uint64_t signature);
+
+  Status progress(bool* progressed) override;
+  bool done() const override { return state_ == State::kDone; }
+  std::string describeWait() const override;
+  std::vector<int> pendingPeers() const override;
+  const std::vector<std::pair<int, bool>>& pendingIo() override;
+
+ private:
+  enum class State { kWaitSlot, kWaitPeers, kDone };
+
+  // What this rank puts in its slot, and whom it reads.
+  size_t postBytes() const;
+  bool readsFrom(int peer) const;
+  bool slotFree() const;
+  Status peersPosted(bool* all);
+  void post();
+  void finish();
+  void consume();
+
+  DirectGroup* group_ = nullptr;
+  CollArgs args_;
+  const char* send_ = nullptr;
+  char* recv_ = nullptr;
+  size_t elemSize_ = 1;
+  ReduceFn reduce_ = nullptr;
+  uint64_t sequence_ = 0;
+  uint64_t signature_ = 0;
+  State state_ = State::kDone;
+  int waitingFor_ = -1;  // the first peer not seen yet
+  std::vector<std::pair<int, bool>> pendingIo_;
+};
+
+}  // namespace weft

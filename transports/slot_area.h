@@ -1,0 +1,35 @@
+// SlotArea: memory that every rank on a host can read in every other rank's shm segment: two
+// slots (alternating by operation) and the flags that say what they hold. Collectives on small
+// buffers go through it directly (collectives/direct.h) instead of messages: a rank copies its
+// part into its slot, posts the operation's sequence number, and reads its peers' slots.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "transports/doorbell.h"
+
+namespace weft {
+
+struct SlotPost {
+  // The operation whose data the slot holds (0: none yet), written last.
+  std::atomic<uint64_t> sequence;
+  // What the poster meant to do (collective, sizes, type...), so ranks that disagree find out.
+  std::atomic<uint64_t> signature;
+};
+
+struct SlotControl {
+  alignas(64) SlotPost posted[2];
+  // The last operation for which this rank finished reading every slot.
+  alignas(64) std::atomic<uint64_t> consumed;
+};
+
+struct SlotArea {
+  SlotControl* control = nullptr;
+  char* slots[2] = {nullptr, nullptr};
+  size_t slotBytes = 0;
+  Doorbell* doorbell = nullptr;  // the owner's: ring it after posting or consuming
+};
+
+}  // namespace weft
