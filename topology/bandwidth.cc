@@ -1,6 +1,7 @@
 #include "topology/bandwidth.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "topology/system.h"
@@ -10,7 +11,8 @@ namespace weft::topo {
 double pcieRateGts(std::string_view linkSpeed) {
   std::string text(linkSpeed);
   const char* p = text.c_str();
-  while (*p == ' ') ++p;
+  while (*p == ' ')
+    ++p;
   char* end = nullptr;
   double v = strtod(p, &end);
   if (end == p || !(v > 0) || v > 1000) return 0;
@@ -48,18 +50,20 @@ double pcieBwFromHwloc(double hwlocGBs) {
 
 bool pcieLinkFromHwloc(double hwlocGBs, double* rateGts, int* width) {
   if (!(hwlocGBs > 0) || hwlocGBs > 10000) return false;
-  static const double kRates[] = {2.5, 5, 8, 16, 32, 64};
-  static const int kWidths[] = {1, 2, 4, 8, 12, 16, 32};
+  static const double kRates[] = {2.5, 5, 8, 16, 32};
+  static const int kWidths[] = {1, 2, 4, 8, 16};
+  // Gen3 x16, Gen4 x8 and Gen5 x4 carry the same; the widest is the usual slot, so widths are
+  // tried widest first and a later match must be strictly nearer.
   double best = 1e300;
-  for (int g = 0; g < 6; ++g) {
-    double coding = g < 2 ? 0.8 : 128.0 / 130.0;
-    for (int w : kWidths) {
-      double raw = kRates[g] * w * coding / 8;
+  for (int wi = 4; wi >= 0; --wi) {
+    for (int g = 0; g < 5; ++g) {
+      double coding = g < 2 ? 0.8 : 128.0 / 130.0;
+      double raw = kRates[g] * kWidths[wi] * coding / 8;
       double err = std::fabs(raw - hwlocGBs) / hwlocGBs;
-      if (err <= best + 1e-9) {  // ties go to the later generation
+      if (err < best - 1e-6) {
         best = err;
         *rateGts = kRates[g];
-        *width = w;
+        *width = kWidths[wi];
       }
     }
   }
@@ -108,14 +112,15 @@ double interCpuBw(const CpuInfo& cpu) {
     if (cpu.vendor == "GenuineIntel") {
       int f = cpu.familyId, m = cpu.modelId;
       if (f == 6 && (m >= 0xCF || m == 0xAD || m == 0xAE || m == 0xAF)) return 40.0;  // ERP
-      if (f == 6 && m >= 0x8F) return 22.0;                                          // SPR
-      if (f == 6 && m >= 0x55) return 10.0;                                          // SKL
-      return 6.0;                                                                    // BDW
+      if (f == 6 && m >= 0x8F) return 22.0;                                           // SPR
+      if (f == 6 && m >= 0x55) return 10.0;                                           // SKL
+      return 6.0;                                                                     // BDW
     }
     if (cpu.vendor == "AuthenticAMD") {
-      if (cpu.familyId == 26) return 32.0;  // Zen 5
-      if (cpu.familyId == 25) return 24.0;  // Zen 3/4
-      return 16.0;                          // Zen 1/2
+      // CPUID family, or the encoding of older NCCL dumps (0xBF, 0xAF, 0x8F).
+      if (cpu.familyId == 26 || cpu.familyId == 0xBF) return 32.0;  // Zen 5
+      if (cpu.familyId == 25 || cpu.familyId == 0xAF) return 24.0;  // Zen 3/4
+      return 16.0;                                                  // Zen 1/2
     }
     if (cpu.vendor == "CentaurHauls" || cpu.vendor == "  Shanghai  ") return 6.0;
   }
@@ -127,6 +132,13 @@ std::string interCpuName(const CpuInfo& cpu) {
   if (cpu.vendor == "GenuineIntel") return cpu.familyId == 6 && cpu.modelId >= 0x55 ? "UPI" : "QPI";
   if (cpu.vendor == "AuthenticAMD") return "Infinity Fabric";
   return "CPU interconnect";
+}
+
+std::string formatBandwidth(double gbs) {
+  if (gbs >= kLocalBw) return "local";
+  char buf[32];
+  snprintf(buf, sizeof(buf), gbs < 10 ? "%.2f GB/s" : "%.1f GB/s", gbs);
+  return buf;
 }
 
 double netBw(int mbps) {

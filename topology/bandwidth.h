@@ -47,6 +47,9 @@ double interCpuBw(const CpuInfo& cpu);
 // A short name of the interconnect for explanations ("UPI", "Infinity Fabric", ...).
 std::string interCpuName(const CpuInfo& cpu);
 
+// "240.0 GB/s", "1.25 GB/s" (two decimals under 10), "local" from kLocalBw up.
+std::string formatBandwidth(double gbs);
+
 // Network bandwidth of a port of `mbps` Mb/s (NCCL: mbps / 8000).
 double netBw(int mbps);
 

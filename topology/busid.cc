@@ -11,10 +11,10 @@ bool parseHex(std::string_view text, size_t maxDigits, unsigned long* out) {
   unsigned long v = 0;
   for (char c : text) {
     if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
-    v = v * 16 + static_cast<unsigned long>(std::isdigit(static_cast<unsigned char>(c))
-                                                ? c - '0'
-                                                : std::tolower(static_cast<unsigned char>(c)) -
-                                                      'a' + 10);
+    v = v * 16 +
+        static_cast<unsigned long>(std::isdigit(static_cast<unsigned char>(c))
+                                       ? c - '0'
+                                       : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10);
   }
   *out = v;
   return true;

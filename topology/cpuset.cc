@@ -21,8 +21,10 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
 }
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -58,7 +60,8 @@ std::optional<CpuSet> fromWords(const std::vector<std::string_view>& words) {
       if (*v & (1u << b)) found.push_back(static_cast<int>(i * 32) + b);
     }
   }
-  for (int c : found) set.add(c);
+  for (int c : found)
+    set.add(c);
   return set;
 }
 
@@ -102,7 +105,8 @@ std::optional<CpuSet> CpuSet::parseList(std::string_view text) {
     auto lo = parseNumber(part.substr(0, dash));
     auto hi = dash == std::string_view::npos ? lo : parseNumber(part.substr(dash + 1));
     if (!lo || !hi || *hi < *lo) return std::nullopt;
-    for (int c = *lo; c <= *hi; ++c) set.add(c);
+    for (int c = *lo; c <= *hi; ++c)
+      set.add(c);
   }
   return set;
 }
@@ -135,7 +139,8 @@ std::string CpuSet::toList() const {
   size_t i = 0;
   while (i < cpus_.size()) {
     size_t j = i;
-    while (j + 1 < cpus_.size() && cpus_[j + 1] == cpus_[j] + 1) ++j;
+    while (j + 1 < cpus_.size() && cpus_[j + 1] == cpus_[j] + 1)
+      ++j;
     if (!out.empty()) out += ',';
     out += std::to_string(cpus_[i]);
     if (j > i) out += "-" + std::to_string(cpus_[j]);
@@ -148,7 +153,8 @@ std::string CpuSet::toHexWords() const {
   if (cpus_.empty()) return "";
   int words = cpus_.back() / 32 + 1;
   std::vector<uint32_t> w(static_cast<size_t>(words), 0);
-  for (int c : cpus_) w[static_cast<size_t>(c / 32)] |= 1u << (c % 32);
+  for (int c : cpus_)
+    w[static_cast<size_t>(c / 32)] |= 1u << (c % 32);
   std::string out;
   char buf[16];
   for (int i = words - 1; i >= 0; --i) {

@@ -24,8 +24,8 @@ std::string humanBytes(uint64_t n) {
 
 std::string_view skipSpaceAndBom(std::string_view text) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-  while (!text.empty() && (text[0] == ' ' || text[0] == '\t' || text[0] == '\r' ||
-                           text[0] == '\n')) {
+  while (!text.empty() &&
+         (text[0] == ' ' || text[0] == '\t' || text[0] == '\r' || text[0] == '\n')) {
     text.remove_prefix(1);
   }
   return text;
@@ -52,7 +52,8 @@ std::string rootElement(std::string_view text) {
       continue;
     }
     size_t end = pos + 1;
-    while (end < text.size() && !strchr(" \t\r\n/>", text[end])) ++end;
+    while (end < text.size() && !strchr(" \t\r\n/>", text[end]))
+      ++end;
     return std::string(text.substr(pos + 1, end - pos - 1));
   }
 }

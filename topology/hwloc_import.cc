@@ -58,7 +58,9 @@ std::string normalizeArch(const std::string& arch) {
   return arch;
 }
 
-bool isBridge(hwloc_obj_t o) { return o && o->type == HWLOC_OBJ_BRIDGE; }
+bool isBridge(hwloc_obj_t o) {
+  return o && o->type == HWLOC_OBJ_BRIDGE;
+}
 bool isHostBridge(hwloc_obj_t o) {
   return isBridge(o) && o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST;
 }
@@ -122,8 +124,8 @@ class Importer {
       }
       cpu.cpu.cores = hwloc_get_nbobjs_inside_cpuset_by_type(topo_, numa->cpuset, HWLOC_OBJ_CORE);
       hwloc_obj_t l3 = nullptr;
-      while ((l3 = hwloc_get_next_obj_inside_cpuset_by_type(topo_, numa->cpuset,
-                                                            HWLOC_OBJ_L3CACHE, l3))) {
+      while ((l3 = hwloc_get_next_obj_inside_cpuset_by_type(topo_, numa->cpuset, HWLOC_OBJ_L3CACHE,
+                                                            l3))) {
         cpu.cpu.l3Bytes += l3->attr->cache.size;
       }
       cpu.cpu.memoryBytes = numa->attr->numanode.local_memory;
@@ -135,7 +137,8 @@ class Importer {
 
   // The CPU node serving a non-I/O object (Package, Group, Machine, ...).
   int cpuFor(hwloc_obj_t o) {
-    while (o && !o->nodeset) o = o->parent;
+    while (o && !o->nodeset)
+      o = o->parent;
     int first = -1;
     if (o && o->nodeset) {
       unsigned i;
@@ -149,8 +152,7 @@ class Importer {
       }
       hwloc_bitmap_foreach_end();
       if (matches > 1) {
-        WEFT_INFO(kTopo, "%s: I/O attached to several NUMA nodes; using the first",
-                  name_.c_str());
+        WEFT_INFO(kTopo, "%s: I/O attached to several NUMA nodes; using the first", name_.c_str());
       }
     }
     if (first < 0) first = sys_->nodesOf(NodeKind::kCpu).front();
@@ -163,7 +165,8 @@ class Importer {
     Node node;
     node.kind = NodeKind::kHostBridge;
     const auto& down = hb->attr->bridge.downstream.pci;
-    node.name = strprintf("%04x:[%02x-%02x]", down.domain, down.secondary_bus, down.subordinate_bus);
+    node.name =
+        strprintf("%04x:[%02x-%02x]", down.domain, down.secondary_bus, down.subordinate_bus);
     int id = sys_->addNode(std::move(node));
     sys_->attach(id, cpuFor(hb->parent), LinkKind::kPcie, kLocalBw);
     made_[hb] = id;
@@ -270,13 +273,16 @@ class Importer {
       }
       int id = sys_->addNode(std::move(node));
       made_[o] = id;
-      for (hwloc_obj_t d : os) osOwner_[d] = id;
+      for (hwloc_obj_t d : os)
+        osOwner_[d] = id;
       place(id, o);
       if (nic) addPorts(id, os, &nets);
     }
     if (skippedNics > 0) {
-      WEFT_INFO(kTopo, "%s: %d network function(s) without an OS device (unused virtual "
-                "functions) skipped", name_.c_str(), skippedNics);
+      WEFT_INFO(kTopo,
+                "%s: %d network function(s) without an OS device (unused virtual "
+                "functions) skipped",
+                name_.c_str(), skippedNics);
     }
   }
 
@@ -298,9 +304,11 @@ class Importer {
       sys_->attach(id, nic, LinkKind::kNetwork, netBw(0));
     };
     if (!fabrics.empty()) {
-      for (const std::string& f : fabrics) add(f, f, interfaces.empty() ? "" : interfaces.front());
+      for (const std::string& f : fabrics)
+        add(f, f, interfaces.empty() ? "" : interfaces.front());
     } else {
-      for (const std::string& i : interfaces) add(i, "", i);
+      for (const std::string& i : interfaces)
+        add(i, "", i);
     }
   }
 
@@ -328,7 +336,8 @@ class Importer {
       hwloc_distances_s* d = all[k];
       unsigned n = d->nbobjs;
       std::vector<int> node(n);
-      for (unsigned i = 0; i < n; ++i) node[i] = nodeForDistanceObject(d->objs[i]);
+      for (unsigned i = 0; i < n; ++i)
+        node[i] = nodeForDistanceObject(d->objs[i]);
       for (unsigned i = 0; i < n; ++i) {
         for (unsigned j = i + 1; j < n; ++j) {
           uint64_t v = std::max(d->values[i * n + j], d->values[j * n + i]);
@@ -339,8 +348,8 @@ class Importer {
           int sm = sys_->nodes[a].gpu.sm;
           if (sys_->nodes[b].kind == NodeKind::kGpu) sm = std::min(sm, sys_->nodes[b].gpu.sm);
           int gen = nvlinkGeneration(sm);
-          int count = static_cast<int>(std::lround(static_cast<double>(v) / 1000.0 /
-                                                   nvlinkRawRate(gen)));
+          int count =
+              static_cast<int>(std::lround(static_cast<double>(v) / 1000.0 / nvlinkRawRate(gen)));
           if (count < 1) count = 1;
           sys_->addNvlinks(a, b, count, gen, count * nvlinkBwPerLink(sm));
         }

@@ -29,8 +29,8 @@ int osdevTypeV2(unsigned long bits) {
 Status downgradeHwlocXml(std::string_view text, const std::string& name, std::string* out) {
   pugi::xml_document doc;
   pugi::xml_parse_result parsed =
-      doc.load_buffer(text.data(), text.size(), pugi::parse_default | pugi::parse_doctype |
-                                                    pugi::parse_declaration);
+      doc.load_buffer(text.data(), text.size(),
+                      pugi::parse_default | pugi::parse_doctype | pugi::parse_declaration);
   if (!parsed) {
     return errorf(weftInvalidArgument, "%s: not well-formed XML at byte %td: %s", name.c_str(),
                   parsed.offset, parsed.description());
@@ -58,7 +58,8 @@ Status downgradeHwlocXml(std::string_view text, const std::string& name, std::st
   pugi::xml_node root = top.child("object");
   if (root) {
     std::vector<pugi::xml_node> infos;
-    for (pugi::xml_node c : top.children("info")) infos.push_back(c);
+    for (pugi::xml_node c : top.children("info"))
+      infos.push_back(c);
     pugi::xml_node anchor = root.first_child();
     for (pugi::xml_node info : infos) {
       pugi::xml_node copy = anchor ? root.insert_copy_before(info, anchor) : root.append_copy(info);
@@ -74,11 +75,17 @@ Status downgradeHwlocXml(std::string_view text, const std::string& name, std::st
 
 #ifdef WEFT_HAVE_HWLOC
 
-bool hwlocAvailable() { return true; }
+bool hwlocAvailable() {
+  return true;
+}
 
 std::string hwlocDescription() {
+#ifdef HWLOC_VERSION
+  return std::string("hwloc ") + HWLOC_VERSION;
+#else
   unsigned v = hwloc_get_api_version();
-  return strprintf("hwloc %u.%u.%u", v >> 16, (v >> 8) & 0xff, v & 0xff);
+  return strprintf("hwloc API %u.%u", v >> 16, (v >> 8) & 0xff);
+#endif
 }
 
 Status parseHwlocXml(std::string_view text, const std::string& name, System* out) {
@@ -114,9 +121,13 @@ Status parseHwlocXml(std::string_view text, const std::string& name, System* out
 
 #else
 
-bool hwlocAvailable() { return false; }
+bool hwlocAvailable() {
+  return false;
+}
 
-std::string hwlocDescription() { return "no hwloc"; }
+std::string hwlocDescription() {
+  return "no hwloc";
+}
 
 Status parseHwlocXml(std::string_view, const std::string& name, System* out) {
   *out = System();

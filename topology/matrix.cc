@@ -6,8 +6,10 @@ namespace weft::topo {
 
 Matrix buildMatrix(const System& s) {
   Matrix m;
-  for (int g : s.gpus()) m.nodes.push_back(g);
-  for (int n : s.nics()) m.nodes.push_back(n);
+  for (int g : s.gpus())
+    m.nodes.push_back(g);
+  for (int n : s.nics())
+    m.nodes.push_back(n);
   for (int a : m.nodes) {
     m.labels.push_back(s.nodes[a].name);
     std::vector<std::string> row;
@@ -38,11 +40,13 @@ Matrix buildMatrix(const System& s) {
 
 std::string formatMatrix(const Matrix& m, bool legend) {
   std::string out;
-  for (const std::string& l : m.labels) out += "\t" + l;
+  for (const std::string& l : m.labels)
+    out += "\t" + l;
   out += "\tCPU Affinity\tNUMA Affinity\n";
   for (size_t r = 0; r < m.labels.size(); ++r) {
     out += m.labels[r];
-    for (const std::string& c : m.cells[r]) out += "\t" + (c == "X" ? std::string(" X ") : c);
+    for (const std::string& c : m.cells[r])
+      out += "\t" + (c == "X" ? std::string(" X ") : c);
     out += "\t" + m.cpuAffinity[r] + "\t" + m.numaAffinity[r] + "\n";
   }
   if (legend) {

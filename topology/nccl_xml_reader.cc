@@ -49,8 +49,8 @@ class Reader {
 
   Status run() {
     pugi::xml_document doc;
-    pugi::xml_parse_result parsed = doc.load_buffer(text_.data(), text_.size(),
-                                                    pugi::parse_default, pugi::encoding_utf8);
+    pugi::xml_parse_result parsed =
+        doc.load_buffer(text_.data(), text_.size(), pugi::parse_default, pugi::encoding_utf8);
     if (!parsed) {
       return errorf(weftInvalidArgument, "%s: not well-formed XML at line %zu: %s", name_.c_str(),
                     lineOf(static_cast<size_t>(parsed.offset)), parsed.description());
@@ -69,19 +69,21 @@ class Reader {
     for (pugi::xml_node child : root.children()) {
       if (child.type() != pugi::node_element) continue;
       if (std::string_view(child.name()) != "cpu") {
-        WEFT_INFO(kTopo, "%s: ignoring <%s> under <system> (line %zu)", name_.c_str(),
-                  child.name(), line(child));
+        WEFT_INFO(kTopo, "%s: ignoring <%s> under <system> (line %zu)", name_.c_str(), child.name(),
+                  line(child));
         continue;
       }
       std::string hash = child.attribute("host_hash").value();
-      if (hostHashSeen && hash != hostHash) {
+      if (!hash.empty() && hostHashSeen && hash != hostHash) {
         return errorf(weftInvalidArgument,
                       "%s: describes several hosts (host_hash %s and %s, line %zu); Weft reads "
                       "one host per file",
                       name_.c_str(), hostHash.c_str(), hash.c_str(), line(child));
       }
-      hostHash = hash;
-      hostHashSeen = true;
+      if (!hash.empty()) {
+        hostHash = hash;
+        hostHashSeen = true;
+      }
       WEFT_RETURN_IF_ERROR(readCpu(child));
     }
     if (sys_->count(NodeKind::kCpu) == 0) {
@@ -180,7 +182,8 @@ class Reader {
       std::string_view tag = child.name();
       if (tag == "pci") {
         int parent = id;
-        if (pugi::xml_attribute hb = child.attribute("hostbridge")) {
+        pugi::xml_attribute hb = child.attribute("hostbridge");
+        if (hb && *hb.value() != '\0') {
           auto it = bridges.find(hb.value());
           if (it == bridges.end()) {
             Node bridge;
@@ -295,8 +298,8 @@ class Reader {
         }
         p.count = count;
         if (p.tclass.empty()) {
-          return errorf(weftInvalidArgument, "%s: line %zu: <nvlink> without tclass",
-                        name_.c_str(), p.line);
+          return errorf(weftInvalidArgument, "%s: line %zu: <nvlink> without tclass", name_.c_str(),
+                        p.line);
         }
         nvlinks_.push_back(p);
       }
@@ -321,8 +324,7 @@ class Reader {
       } else if (tag == "pcilink") {
         pciLinks_.push_back({id, child.attribute("target").value()});
       } else if (tag != "gpu" && tag != "nic") {
-        WEFT_INFO(kTopo, "%s: ignoring <%s> (line %zu)", name_.c_str(), child.name(),
-                  line(child));
+        WEFT_INFO(kTopo, "%s: ignoring <%s> (line %zu)", name_.c_str(), child.name(), line(child));
       }
     }
     return okStatus();
@@ -341,6 +343,7 @@ class Reader {
       net.name = child.attribute("name").value();
       WEFT_RETURN_IF_ERROR(intAttr(child, "dev", &net.net.dev));
       WEFT_RETURN_IF_ERROR(intAttr(child, "speed", &net.net.speedMbps));
+      if (net.net.speedMbps < 0) net.net.speedMbps = 0;  // some NICs report -1: unknown
       WEFT_RETURN_IF_ERROR(intAttr(child, "port", &net.net.port));
       WEFT_RETURN_IF_ERROR(intAttr(child, "maxconn", &net.net.maxConn));
       WEFT_RETURN_IF_ERROR(intAttr(child, "gdr", &net.net.gdr));
@@ -348,7 +351,11 @@ class Reader {
       net.net.guid = child.attribute("guid").value();
       net.net.latency = child.attribute("latency").value();
       if (net.name.empty()) net.name = "net" + std::to_string(net.net.dev);
-      if (sys_->findNet(net.name) >= 0) net.name += "." + std::to_string(net.net.port);
+      // Port names are keys: make repeats unique ("mlx5_0", "mlx5_0.2", ...).
+      std::string base = net.name;
+      for (int k = std::max(net.net.port, 1); sys_->findNet(net.name) >= 0; ++k) {
+        net.name = base + "." + std::to_string(k);
+      }
       int id = sys_->addNode(std::move(net));
       sys_->attach(id, nic, LinkKind::kNetwork, netBw(sys_->nodes[id].net.speedMbps));
     }
@@ -384,6 +391,12 @@ class Reader {
                         name_.c_str(), p.line, gpu.pci.busId.c_str(), target->c_str(),
                         other < 0 ? "not in the file" : "not a GPU");
         }
+        if (!sys_->nodes[other].gpu.described) {
+          // As NCCL: a GPU without a <gpu> element takes no NVLink.
+          WEFT_INFO(kTopo, "%s: line %zu: NVLink to %s, a bare PCI endpoint; ignored",
+                    name_.c_str(), p.line, target->c_str());
+          continue;
+        }
         auto key = std::minmax(p.gpu, other);
         auto& counts = gpuPairs[{key.first, key.second}];
         (p.gpu == key.first ? counts.first : counts.second) += p.count;
@@ -402,8 +415,7 @@ class Reader {
         auto target = normalizeBusId(p.target);
         std::string member = target ? *target : p.target;
         auto& members = sys_->nodes[nvswitch].members;
-        if (!member.empty() &&
-            std::find(members.begin(), members.end(), member) == members.end()) {
+        if (!member.empty() && std::find(members.begin(), members.end(), member) == members.end()) {
           members.push_back(member);
         }
         sys_->addNvlinks(p.gpu, nvswitch, p.count, gen, p.count * perLink);
@@ -425,7 +437,7 @@ class Reader {
     for (const auto& [from, target] : pciLinks_) {
       auto bus = normalizeBusId(target);
       int to = bus ? sys_->findBusId(*bus) : -1;
-      if (to < 0 || sys_->nodes[to].kind != NodeKind::kPciSwitch) {
+      if (to < 0 || to == from || sys_->nodes[to].kind != NodeKind::kPciSwitch) {
         WEFT_INFO(kTopo, "%s: pcilink to %s: no such switch; ignored", name_.c_str(),
                   target.c_str());
         continue;
@@ -440,7 +452,8 @@ class Reader {
     int bareGpus = 0, bareNics = 0, unknown = 0;
     for (const Node& n : sys_->nodes) {
       if (n.kind == NodeKind::kGpu && !n.gpu.described) ++bareGpus;
-      if (n.kind == NodeKind::kNic && !n.isVirtual && sys_->netsOf(static_cast<int>(&n - &sys_->nodes[0])).empty()) {
+      if (n.kind == NodeKind::kNic && !n.isVirtual &&
+          sys_->netsOf(static_cast<int>(&n - &sys_->nodes[0])).empty()) {
         ++bareNics;
       }
       if (n.kind == NodeKind::kPciDevice) ++unknown;

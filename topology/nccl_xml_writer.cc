@@ -23,7 +23,13 @@ std::string escape(const std::string& s) {
         out += "&quot;";
         break;
       default:
-        out += c;
+        // Control characters as references, or the reader's attribute normalisation would
+        // turn tabs and newlines into spaces.
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += "&#" + std::to_string(static_cast<unsigned char>(c)) + ";";
+        } else {
+          out += c;
+        }
     }
   }
   return out;
@@ -35,7 +41,8 @@ class Writer {
 
   std::string run() {
     out_ = "<system version=\"1\">\n";
-    for (int cpu : s_.nodesOf(NodeKind::kCpu)) writeCpu(cpu);
+    for (int cpu : s_.nodesOf(NodeKind::kCpu))
+      writeCpu(cpu);
     out_ += "</system>\n";
     return out_;
   }
@@ -70,7 +77,8 @@ class Writer {
     for (int child : children(id)) {
       const Node& n = s_.nodes[child];
       if (n.kind == NodeKind::kHostBridge) {
-        for (int under : children(child)) writeDevice(under, 2, n.name);
+        for (int under : children(child))
+          writeDevice(under, 2, n.name);
       } else {
         writeDevice(child, 2, "");
       }
@@ -113,7 +121,7 @@ class Writer {
     if (!hostBridge.empty()) attr("hostbridge", hostBridge);
     std::vector<int> kids = children(id);
     bool gpuBody = n.kind == NodeKind::kGpu && (n.gpu.described || hasNvlinks(id));
-    bool nicBody = n.kind == NodeKind::kNic && !s_.netsOf(id).empty();
+    bool nicBody = n.kind == NodeKind::kNic;  // <nic/> even without ports: it says "a NIC"
     bool pciKids = n.kind == NodeKind::kPciSwitch && !kids.empty();
     std::vector<int> pciLinks = localLinks(id);
     if (!gpuBody && !nicBody && !pciKids && pciLinks.empty()) {
@@ -124,7 +132,8 @@ class Writer {
     if (gpuBody) writeGpu(id, depth + 1);
     if (nicBody) writeNic(id, depth + 1);
     if (pciKids) {
-      for (int k : kids) writeDevice(k, depth + 1, "");
+      for (int k : kids)
+        writeDevice(k, depth + 1, "");
     }
     for (int other : pciLinks) {
       indent(depth + 1);
@@ -190,17 +199,27 @@ class Writer {
       return;
     }
     out_ += ">\n";
-    for (const std::string& line : lines) {
-      indent(depth + 1);
-      out_ += line;
+    for (const std::string& block : lines) {
+      size_t pos = 0;
+      while (pos < block.size()) {  // a block may hold several elements
+        size_t end = block.find('\n', pos);
+        indent(depth + 1);
+        out_ += block.substr(pos, end + 1 - pos);
+        pos = end + 1;
+      }
     }
     indent(depth);
     out_ += "</gpu>\n";
   }
 
+  // One element per 64 links at most (the reader's limit); readers add up repeated targets.
   std::string nvlink(const std::string& target, int count, const char* tclass) {
-    return "<nvlink target=\"" + escape(target) + "\" count=\"" + std::to_string(count) +
-           "\" tclass=\"" + tclass + "\"/>\n";
+    std::string out;
+    for (int left = count; left > 0; left -= 64) {
+      out += "<nvlink target=\"" + escape(target) + "\" count=\"" +
+             std::to_string(std::min(left, 64)) + "\" tclass=\"" + tclass + "\"/>\n";
+    }
+    return out;
   }
 
   void writeNic(int id, int depth) {
@@ -237,6 +256,8 @@ class Writer {
 
 }  // namespace
 
-std::string writeNcclXml(const System& system) { return Writer(system).run(); }
+std::string writeNcclXml(const System& system) {
+  return Writer(system).run();
+}
 
 }  // namespace weft::topo

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -11,178 +12,21 @@
 namespace weft::topo {
 namespace {
 
-constexpr size_t kMaxDevices = 512;
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
-}
-
-std::vector<std::string> splitLines(std::string_view text) {
-  std::vector<std::string> lines;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    std::string_view line = text.substr(pos, end == std::string_view::npos ? end : end - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.emplace_back(line);
-    if (end == std::string_view::npos) break;
-    pos = end + 1;
-  }
-  return lines;
-}
-
-// Fields of a line: tab-separated when it has tabs (empty fields kept), else separated by
-// blanks with the multi-word headers joined back.
-std::vector<std::string> fields(const std::string& line) {
-  std::vector<std::string> out;
-  if (line.find('\t') != std::string::npos) {
-    size_t pos = 0;
-    while (true) {
-      size_t end = line.find('\t', pos);
-      out.push_back(trim(std::string_view(line).substr(
-          pos, end == std::string::npos ? std::string::npos : end - pos)));
-      if (end == std::string::npos) break;
-      pos = end + 1;
-    }
-    return out;
-  }
-  std::vector<std::string> words;
-  size_t pos = 0;
-  while (pos < line.size()) {
-    while (pos < line.size() && std::isspace(static_cast<unsigned char>(line[pos]))) ++pos;
-    size_t end = pos;
-    while (end < line.size() && !std::isspace(static_cast<unsigned char>(line[end]))) ++end;
-    if (end > pos) words.push_back(line.substr(pos, end - pos));
-    pos = end;
-  }
-  for (size_t i = 0; i < words.size(); ++i) {
-    if (i + 1 < words.size() && (words[i] == "CPU" || words[i] == "NUMA") &&
-        words[i + 1] == "Affinity") {
-      out.push_back(words[i] + " Affinity");
-      ++i;
-    } else if (i + 2 < words.size() && words[i] == "GPU" && words[i + 1] == "NUMA" &&
-               words[i + 2] == "ID") {
-      out.push_back("GPU NUMA ID");
-      i += 2;
-    } else {
-      out.push_back(words[i]);
-    }
-  }
-  return out;
-}
-
 bool isGpuLabel(const std::string& s) {
   if (s.size() < 4 || s.size() > 9 || s.compare(0, 3, "GPU") != 0) return false;
   return std::all_of(s.begin() + 3, s.end(), [](char c) { return std::isdigit(c); });
-}
-
-bool isTrailer(const std::string& s) {
-  return s == "CPU Affinity" || s == "NUMA Affinity" || s == "GPU NUMA ID";
 }
 
 struct UnionFind {
   std::vector<int> parent;
   explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
   int find(int x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    while (parent[x] != x)
+      x = parent[x] = parent[parent[x]];
     return x;
   }
   void join(int a, int b) { parent[find(a)] = find(b); }
 };
-
-}  // namespace
-
-Status parseMatrixTable(std::string_view text, const std::string& name, MatrixTable* out) {
-  *out = MatrixTable();
-  std::vector<std::string> lines = splitLines(text);
-  size_t header = lines.size();
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::vector<std::string> f = fields(lines[i]);
-    // The header is the first line whose first field is GPU0 (the rows come after it).
-    auto first = std::find_if(f.begin(), f.end(), [](const std::string& s) { return !s.empty(); });
-    if (first != f.end() && *first == "GPU0") {
-      header = i;
-      break;
-    }
-  }
-  if (header == lines.size()) {
-    return errorf(weftInvalidArgument, "%s: no nvidia-smi topo -m header line (GPU0 GPU1 ...)",
-                  name.c_str());
-  }
-  std::vector<std::string> head = fields(lines[header]);
-  size_t cpuCol = std::string::npos, numaCol = std::string::npos;
-  std::vector<std::string> trailers;
-  for (const std::string& h : head) {
-    if (h.empty()) continue;
-    if (isTrailer(h)) {
-      if (h == "CPU Affinity") cpuCol = trailers.size();
-      if (h == "NUMA Affinity") numaCol = trailers.size();
-      trailers.push_back(h);
-    } else if (trailers.empty()) {
-      out->columns.push_back(h);
-    } else {
-      return errorf(weftInvalidArgument, "%s: line %zu: device column %s after the affinity columns",
-                    name.c_str(), header + 1, h.c_str());
-    }
-  }
-  if (out->columns.size() > kMaxDevices) {
-    return errorf(weftInvalidArgument, "%s: more than %zu devices in the header", name.c_str(),
-                  kMaxDevices);
-  }
-  out->hasCpuAffinity = cpuCol != std::string::npos;
-  out->hasNumaAffinity = numaCol != std::string::npos;
-  size_t ncols = out->columns.size();
-  size_t i = header + 1;
-  for (; i < lines.size(); ++i) {
-    std::string t = trim(lines[i]);
-    if (t.empty() || t.rfind("Legend", 0) == 0 || t.rfind("NIC Legend", 0) == 0) break;
-    std::vector<std::string> f = fields(lines[i]);
-    while (!f.empty() && f.front().empty() && lines[i].find('\t') == std::string::npos) {
-      f.erase(f.begin());
-    }
-    if (f.size() < ncols + 1) {
-      return errorf(weftInvalidArgument, "%s: line %zu: row %s has %zu cells; the header has %zu "
-                    "devices", name.c_str(), i + 1, f.empty() ? "" : f[0].c_str(),
-                    f.empty() ? 0 : f.size() - 1, ncols);
-    }
-    out->rows.push_back(f[0]);
-    out->cells.emplace_back(f.begin() + 1, f.begin() + 1 + static_cast<long>(ncols));
-    std::vector<std::string> rest(f.begin() + 1 + static_cast<long>(ncols), f.end());
-    out->cpuAffinity.push_back(cpuCol < rest.size() ? rest[cpuCol] : "");
-    out->numaAffinity.push_back(numaCol < rest.size() ? rest[numaCol] : "");
-    if (out->rows.size() > kMaxDevices) {
-      return errorf(weftInvalidArgument, "%s: more than %zu rows", name.c_str(), kMaxDevices);
-    }
-  }
-  // "NIC Legend:" then "  NIC0: mlx5_0" lines.
-  for (; i < lines.size(); ++i) {
-    if (trim(lines[i]).rfind("NIC Legend", 0) != 0) continue;
-    for (size_t j = i + 1; j < lines.size(); ++j) {
-      std::string t = trim(lines[j]);
-      if (t.empty()) continue;
-      size_t colon = t.find(':');
-      if (colon == std::string::npos) break;
-      std::string from = trim(std::string_view(t).substr(0, colon));
-      std::string to = trim(std::string_view(t).substr(colon + 1));
-      if (to.empty()) continue;
-      for (std::string& c : out->columns) {
-        if (c == from) c = to;
-      }
-      for (std::string& r : out->rows) {
-        if (r == from) r = to;
-      }
-    }
-    break;
-  }
-  if (out->rows.empty()) {
-    return errorf(weftInvalidArgument, "%s: the matrix has a header but no rows", name.c_str());
-  }
-  return okStatus();
-}
-
-namespace {
 
 class Builder {
  public:
@@ -226,6 +70,14 @@ class Builder {
     size_t n = t_.columns.size();
     std::set<std::string> seen;
     for (const std::string& c : t_.columns) {
+      // nvidia-smi names devices GPU<n>, NIC<n> or by their verbs name: printable, no blanks.
+      bool printable = !c.empty() && std::all_of(c.begin(), c.end(), [](char ch) {
+        return static_cast<unsigned char>(ch) > 0x20 && static_cast<unsigned char>(ch) < 0x7f;
+      });
+      if (!printable || c.size() > 64) {
+        return errorf(weftInvalidArgument, "%s: device name \"%s\" is not a plain name",
+                      name_.c_str(), c.c_str());
+      }
       if (!seen.insert(c).second) {
         return errorf(weftInvalidArgument, "%s: device %s appears twice in the header",
                       name_.c_str(), c.c_str());
@@ -235,8 +87,8 @@ class Builder {
     for (const std::string& r : t_.rows) {
       if (!seen.count(r)) {
         return errorf(weftInvalidArgument,
-                      "%s: dangling reference: row %s is not a device of the header",
-                      name_.c_str(), r.c_str());
+                      "%s: dangling reference: row %s is not a device of the header", name_.c_str(),
+                      r.c_str());
       }
       if (!rows.insert(r).second) {
         return errorf(weftInvalidArgument, "%s: row %s appears twice", name_.c_str(), r.c_str());
@@ -244,8 +96,8 @@ class Builder {
     }
     for (const std::string& c : t_.columns) {
       if (!rows.count(c)) {
-        return errorf(weftInvalidArgument, "%s: device %s of the header has no row",
-                      name_.c_str(), c.c_str());
+        return errorf(weftInvalidArgument, "%s: device %s of the header has no row", name_.c_str(),
+                      c.c_str());
       }
     }
     for (size_t r = 0; r < t_.rows.size(); ++r) {
@@ -274,7 +126,7 @@ class Builder {
       if (!std::isdigit(static_cast<unsigned char>(v[i]))) return 0;
       n = n * 10 + (v[i] - '0');
     }
-    return n;
+    return n <= 64 ? n : 0;  // no GPU has more
   }
 
   // CPU of every device: by the GPUs' affinity when printed, else by the non-SYS classes.
@@ -284,7 +136,8 @@ class Builder {
     for (size_t a = 0; a < n; ++a) {
       for (size_t b = a + 1; b < n; ++b) {
         PathClass c;
-        if (pcie(a, b, &c) && c != PathClass::kSys) uf.join(static_cast<int>(a), static_cast<int>(b));
+        if (pcie(a, b, &c) && c != PathClass::kSys)
+          uf.join(static_cast<int>(a), static_cast<int>(b));
       }
     }
     // Join the classes whose GPUs print the same affinity.
@@ -335,7 +188,8 @@ class Builder {
           cpu.cpu.numaId = std::stoi(numa);
         }
       }
-      while (sys_->findCpu(cpu.cpu.numaId) >= 0) cpu.cpu.numaId += 1000;
+      while (sys_->findCpu(cpu.cpu.numaId) >= 0)
+        cpu.cpu.numaId += 1000;
       cpu.name = "CPU" + std::to_string(cpu.cpu.numaId);
       int id = sys_->addNode(std::move(cpu));
       for (size_t c = 0; c < n; ++c) {
@@ -406,7 +260,8 @@ class Builder {
         }
       }
       std::vector<int> root(m);
-      for (size_t i = 0; i < m; ++i) root[i] = uf.find(static_cast<int>(i));
+      for (size_t i = 0; i < m; ++i)
+        root[i] = uf.find(static_cast<int>(i));
       return root;
     };
     std::vector<int> pix = groups({PathClass::kPix});
@@ -437,7 +292,8 @@ class Builder {
       int pxbSize = static_cast<int>(std::count(pxb.begin(), pxb.end(), pxb[i]));
       int pixSize = static_cast<int>(std::count(pix.begin(), pix.end(), pix[i]));
       bool severalLeaves = false;
-      for (size_t j = 0; j < m; ++j) severalLeaves |= pxb[j] == pxb[i] && pix[j] != pix[i];
+      for (size_t j = 0; j < m; ++j)
+        severalLeaves |= pxb[j] == pxb[i] && pix[j] != pix[i];
       if (severalLeaves) {
         auto it = upperOf.find(pxb[i]);
         if (it == upperOf.end()) it = upperOf.emplace(pxb[i], addSwitch(parent)).first;
@@ -495,7 +351,8 @@ class Builder {
       sw.kind = NodeKind::kNvSwitch;
       sw.name = "NVSwitch";
       int id = sys_->addNode(std::move(sw));
-      for (size_t g : gpus) sys_->addNvlinks(deviceNode_[g], id, common, 0, common * kDefaultNvlinkBw);
+      for (size_t g : gpus)
+        sys_->addNvlinks(deviceNode_[g], id, common, 0, common * kDefaultNvlinkBw);
       sys_->notes.push_back("every GPU pair shows NV" + std::to_string(common) +
                             ": modelled as GPUs joined by an NVSwitch fabric");
       return;

@@ -85,8 +85,7 @@ void Paths::computeFrom(int source, std::vector<Path>* out) const {
         if (u != source && nu.kind == NodeKind::kGpu) {
           // Through a GPU: NVLink in and out, one GPU in the middle, GPU to GPU.
           if (!sourceIsGpu || dist[u] != 1 || link.kind != LinkKind::kNvlink ||
-              s.links[prevLink[u]].kind != LinkKind::kNvlink ||
-              s.nodes[v].kind != NodeKind::kGpu) {
+              s.links[prevLink[u]].kind != LinkKind::kNvlink || s.nodes[v].kind != NodeKind::kGpu) {
             continue;
           }
         }
@@ -101,8 +100,7 @@ void Paths::computeFrom(int source, std::vector<Path>* out) const {
         if (dist[v] < 0) {
           dist[v] = dist[u] + 1;
           next.push_back(v);
-        } else if (!(newBw > bw[v] + kEpsilon ||
-                     (newBw > bw[v] - kEpsilon && newCls < cls[v]))) {
+        } else if (!(newBw > bw[v] + kEpsilon || (newBw > bw[v] - kEpsilon && newCls < cls[v]))) {
           continue;
         }
         bw[v] = newBw;
@@ -176,14 +174,18 @@ PathClass pcieClass(const System& s, int a, int b) {
       k == NodeKind::kPciDevice) {
     // Switches strictly between the two devices: 1 means PIX.
     int switches = 0;
-    for (size_t i = 1; i <= ia; ++i) switches += s.nodes[up[i]].kind == NodeKind::kPciSwitch;
-    for (size_t i = 1; i < ib; ++i) switches += s.nodes[down[i]].kind == NodeKind::kPciSwitch;
+    for (size_t i = 1; i <= ia; ++i)
+      switches += s.nodes[up[i]].kind == NodeKind::kPciSwitch;
+    for (size_t i = 1; i < ib; ++i)
+      switches += s.nodes[down[i]].kind == NodeKind::kPciSwitch;
     return switches <= 1 ? PathClass::kPix : PathClass::kPxb;
   }
   if (k == NodeKind::kHostBridge) return PathClass::kPhb;
   bool bridgeA = false, bridgeB = false;
-  for (size_t i = 0; i < ia; ++i) bridgeA |= s.nodes[up[i]].kind == NodeKind::kHostBridge;
-  for (size_t i = 0; i < ib; ++i) bridgeB |= s.nodes[down[i]].kind == NodeKind::kHostBridge;
+  for (size_t i = 0; i < ia; ++i)
+    bridgeA |= s.nodes[up[i]].kind == NodeKind::kHostBridge;
+  for (size_t i = 0; i < ib; ++i)
+    bridgeB |= s.nodes[down[i]].kind == NodeKind::kHostBridge;
   return bridgeA && bridgeB ? PathClass::kNode : PathClass::kPhb;
 }
 

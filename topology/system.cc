@@ -60,11 +60,14 @@ std::vector<int> System::gpus() const {
   return out;
 }
 
-std::vector<int> System::nics() const { return nodesOf(NodeKind::kNic); }
+std::vector<int> System::nics() const {
+  return nodesOf(NodeKind::kNic);
+}
 
 int System::count(NodeKind kind) const {
   int n = 0;
-  for (const Node& node : nodes) n += node.kind == kind;
+  for (const Node& node : nodes)
+    n += node.kind == kind;
   return n;
 }
 
@@ -112,7 +115,8 @@ int System::cpuOf(int node) const {
 std::vector<int> System::netsOf(int nic) const {
   std::vector<int> out;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes[i].kind == NodeKind::kNet && nodes[i].parent == nic) out.push_back(static_cast<int>(i));
+    if (nodes[i].kind == NodeKind::kNet && nodes[i].parent == nic)
+      out.push_back(static_cast<int>(i));
   }
   return out;
 }
@@ -138,8 +142,7 @@ std::string System::label(int node) const {
 
 std::string System::describeLink(int id) const {
   const Link& l = links[id];
-  char bw[32];
-  snprintf(bw, sizeof(bw), "%.1f GB/s", l.bw);
+  std::string bw = formatBandwidth(l.bw);
   std::string what;
   switch (l.kind) {
     case LinkKind::kNvlink:
@@ -241,24 +244,20 @@ std::string canonicalForm(const System& s) {
               n.pci.subsystemVendor + "," + n.pci.subsystemDevice;
     }
     if (n.kind == NodeKind::kCpu) {
-      snprintf(buf, sizeof(buf), " package=%d arch=%s vendor=%s family=%d model=%d cpus=",
-               n.cpu.packageId, n.cpu.arch.c_str(), n.cpu.vendor.c_str(), n.cpu.familyId,
-               n.cpu.modelId);
+      snprintf(buf, sizeof(buf),
+               " package=%d arch=%s vendor=%s family=%d model=%d cpus=", n.cpu.packageId,
+               n.cpu.arch.c_str(), n.cpu.vendor.c_str(), n.cpu.familyId, n.cpu.modelId);
       line += buf + n.cpu.cpus.toList();
     }
     if (n.kind == NodeKind::kGpu) {
-      snprintf(buf, sizeof(buf), " dev=%d sm=%d rank=%d gdr=%d described=%d", n.gpu.dev,
-               n.gpu.sm, n.gpu.rank, n.gpu.gdr, n.gpu.described ? 1 : 0);
+      snprintf(buf, sizeof(buf), " dev=%d sm=%d rank=%d gdr=%d described=%d", n.gpu.dev, n.gpu.sm,
+               n.gpu.rank, n.gpu.gdr, n.gpu.described ? 1 : 0);
       line += buf;
     }
     if (n.kind == NodeKind::kNet) {
       snprintf(buf, sizeof(buf), " dev=%d speed=%d port=%d maxconn=%d gdr=%d coll=%d", n.net.dev,
                n.net.speedMbps, n.net.port, n.net.maxConn, n.net.gdr, n.net.coll);
       line += buf + std::string(" guid=") + n.net.guid + " latency=" + n.net.latency;
-    }
-    if (n.kind == NodeKind::kNvSwitch) {
-      line += " members=";
-      for (const std::string& m : n.members) line += m + ",";
     }
     if (n.isVirtual) line += " virtual";
     lines.push_back(line);
@@ -272,7 +271,8 @@ std::string canonicalForm(const System& s) {
   }
   std::sort(lines.begin(), lines.end());
   std::string out;
-  for (const std::string& line : lines) out += line + "\n";
+  for (const std::string& line : lines)
+    out += line + "\n";
   return out;
 }
 

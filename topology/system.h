@@ -17,8 +17,8 @@ namespace weft::topo {
 struct PciInfo {
   std::string busId;  // normalised "dddd:bb:dd.f"
   std::string classCode, vendor, device, subsystemVendor, subsystemDevice;  // "0x030200", "0x10de"
-  std::string linkSpeed;  // "16 GT/s"
-  std::string linkWidth;  // "16"
+  std::string linkSpeed;                                                    // "16 GT/s"
+  std::string linkWidth;                                                    // "16"
 };
 
 struct CpuInfo {

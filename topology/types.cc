@@ -67,8 +67,8 @@ const char* toString(PathClass cls) {
 }
 
 bool parsePathClass(std::string_view text, PathClass* out) {
-  static const PathClass kAll[] = {PathClass::kLoc, PathClass::kNvl,  PathClass::kNvb,
-                                   PathClass::kPix, PathClass::kPxb,  PathClass::kPhb,
+  static const PathClass kAll[] = {PathClass::kLoc,  PathClass::kNvl, PathClass::kNvb,
+                                   PathClass::kPix,  PathClass::kPxb, PathClass::kPhb,
                                    PathClass::kNode, PathClass::kSys, PathClass::kNet};
   for (PathClass c : kAll) {
     if (text == toString(c)) {

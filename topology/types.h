@@ -12,10 +12,10 @@ enum class NodeKind : uint8_t {
   kHostBridge,  // a PCI root complex; known from hwloc and sysfs, absent from NCCL files
   kPciSwitch,   // a PCIe switch (or a bridge standing for one)
   kGpu,
-  kNic,         // a network adapter (a PCI function, or a virtual interface)
-  kNet,         // one port / network device of a NIC (NCCL's NET node)
-  kNvSwitch,    // the NVLink switch fabric of a box (all NVSwitch chips as one node, like NCCL)
-  kPciDevice,   // a PCI endpoint of unknown or other class (kept so files round-trip)
+  kNic,        // a network adapter (a PCI function, or a virtual interface)
+  kNet,        // one port / network device of a NIC (NCCL's NET node)
+  kNvSwitch,   // the NVLink switch fabric of a box (all NVSwitch chips as one node, like NCCL)
+  kPciDevice,  // a PCI endpoint of unknown or other class (kept so files round-trip)
 };
 
 // What a link is made of.

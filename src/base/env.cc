@@ -94,7 +94,10 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   p.positiveInt("WEFT_NSOCKS_PERPEER", &c.nSocketsPerPeer);
   if (c.nSocketsPerPeer > 16) c.nSocketsPerPeer = 16;
   p.bytes("WEFT_SHM_RING_BYTES", 4096, &c.shmRingBytes);
+  p.bytes("WEFT_SHM_SLOT_BYTES", 4096, &c.shmSlotBytes);
+  p.bytes("WEFT_DIRECT_BYTES", 0, &c.directBytes);
   p.str("WEFT_HOSTID", &c.hostId);
+  p.str("WEFT_TOPO_FILE", &c.topoFile);
   p.str("WEFT_ALGO", &c.algo);
   p.bytes("WEFT_CHUNK_BYTES", 64, &c.chunkBytes);
   *warnings = std::move(p.warnings);

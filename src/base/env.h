@@ -19,12 +19,15 @@ struct EnvConfig {
   int64_t timeoutMs = 300'000;  // WEFT_TIMEOUT, in seconds in the environment
 
   // Transports.
-  std::string transport = "auto";  // WEFT_TRANSPORT: auto | shm | tcp
-  std::string socketIfname;        // WEFT_SOCKET_IFNAME
-  std::string socketFamily;        // WEFT_SOCKET_FAMILY: AF_INET | AF_INET6 | "" (either)
-  int nSocketsPerPeer = 2;         // WEFT_NSOCKS_PERPEER
-  size_t shmRingBytes = 4u << 20;  // WEFT_SHM_RING_BYTES
-  std::string hostId;              // WEFT_HOSTID
+  std::string transport = "auto";   // WEFT_TRANSPORT: auto | shm | tcp
+  std::string socketIfname;         // WEFT_SOCKET_IFNAME
+  std::string socketFamily;         // WEFT_SOCKET_FAMILY: AF_INET | AF_INET6 | "" (either)
+  int nSocketsPerPeer = 2;          // WEFT_NSOCKS_PERPEER
+  size_t shmRingBytes = 4u << 20;   // WEFT_SHM_RING_BYTES
+  size_t shmSlotBytes = 1u << 20;   // WEFT_SHM_SLOT_BYTES: room for direct collectives
+  size_t directBytes = 256u << 10;  // WEFT_DIRECT_BYTES: per-rank data of direct collectives
+  std::string hostId;               // WEFT_HOSTID
+  std::string topoFile;             // WEFT_TOPO_FILE: a topology file used instead of discovery
 
   // Algorithms.
   std::string algo;              // WEFT_ALGO

@@ -1,0 +1,251 @@
+// The readers on small texts: what they accept, and the message for what they refuse.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "tests/topology/test_util.h"
+#include "topology/file_io.h"
+#include "topology/hwloc_xml_reader.h"
+#include "topology/load.h"
+#include "topology/nccl_xml_reader.h"
+#include "topology/nccl_xml_writer.h"
+#include "topology/nvsmi_reader.h"
+
+namespace weft::topo {
+namespace {
+
+using test::TempDir;
+
+std::string refusal(const std::string& text) {
+  System s;
+  Status st = parseTopologyText(text, "t.xml", &s);
+  EXPECT_FALSE(st.ok()) << text;
+  EXPECT_EQ(s.nodes.size(), 0u);
+  return st.message();
+}
+
+TEST(Detect, RecognisesFormatsByContent) {
+  std::string why;
+  EXPECT_EQ(detectFormat("<system version=\"1\"/>", &why), FileFormat::kNcclXml);
+  EXPECT_EQ(detectFormat("\xEF\xBB\xBF<?xml version=\"1.0\"?>\n<!-- c -->\n<system>", &why),
+            FileFormat::kNcclXml);
+  EXPECT_EQ(detectFormat("<?xml version=\"1.0\"?><!DOCTYPE topology SYSTEM \"hwloc2.dtd\">"
+                         "<topology version=\"2.0\">",
+                         &why),
+            FileFormat::kHwlocXml);
+  EXPECT_EQ(detectFormat("\tGPU0\tGPU1\nGPU0\t X \tNV1\n", &why), FileFormat::kNvsmiMatrix);
+  EXPECT_EQ(detectFormat("<graphs version=\"1\">", &why), FileFormat::kUnknown);
+  EXPECT_NE(why.find("NCCL graph"), std::string::npos);
+  EXPECT_EQ(detectFormat("<html>", &why), FileFormat::kUnknown);
+  EXPECT_NE(why.find("wrong root element <html>"), std::string::npos);
+  EXPECT_EQ(detectFormat("hello", &why), FileFormat::kUnknown);
+  EXPECT_EQ(detectFormat(std::string("ab\0cd", 5), &why), FileFormat::kUnknown);
+  EXPECT_NE(why.find("binary"), std::string::npos);
+}
+
+TEST(FileIo, RefusesBigFilesBeforeReading) {
+  TempDir dir;
+  std::string path = dir.path() + "/huge.xml";
+  int fd = open(path.c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 3LL << 30), 0);  // 3 GB, sparse: nothing is written
+  close(fd);
+  std::string text;
+  Status st = readTopologyFile(path, &text);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(path), std::string::npos);
+  EXPECT_NE(st.message().find("3.0 GiB"), std::string::npos);
+  EXPECT_NE(st.message().find("not read"), std::string::npos);
+  EXPECT_TRUE(text.empty());
+}
+
+TEST(FileIo, NamesTheFileAndTheProblem) {
+  TempDir dir;
+  std::string text;
+  Status missing = readTopologyFile(dir.path() + "/nope.xml", &text);
+  EXPECT_NE(missing.message().find("nope.xml: cannot open"), std::string::npos);
+  Status directory = readTopologyFile(dir.path(), &text);
+  EXPECT_NE(directory.message().find("is a directory"), std::string::npos);
+  Status empty = readTopologyFile(dir.file("empty.xml", ""), &text);
+  EXPECT_NE(empty.message().find("is empty"), std::string::npos);
+  Status device = readTopologyFile("/dev/zero", &text);
+  EXPECT_NE(device.message().find("not a regular file"), std::string::npos);
+  ASSERT_TRUE(readTopologyFile(dir.file("ok.xml", "<system/>"), &text).ok());
+  EXPECT_EQ(text, "<system/>");
+}
+
+TEST(NcclXml, RefusesBadFilesWithAReason) {
+  EXPECT_NE(refusal("this is not xml").find("neither XML"), std::string::npos);
+  EXPECT_NE(refusal("<system><cpu numaid=\"0\">").find("not well-formed XML at line 1"),
+            std::string::npos);
+  EXPECT_NE(refusal("<topologyx/>").find("wrong root element"), std::string::npos);
+  EXPECT_NE(refusal("<system version=\"1\"/>").find("no <cpu>"), std::string::npos);
+  EXPECT_NE(refusal("<system><cpu/></system>").find("without numaid"), std::string::npos);
+  EXPECT_NE(refusal("<system><cpu numaid=\"x\"/></system>").find("not a valid number"),
+            std::string::npos);
+  EXPECT_NE(refusal("<system><cpu numaid=\"0\"/><cpu numaid=\"0\"/></system>")
+                .find("numaid 0 appears twice"),
+            std::string::npos);
+  EXPECT_NE(refusal("<system><cpu numaid=\"0\"><pci class=\"0x030200\"/></cpu></system>")
+                .find("without busid"),
+            std::string::npos);
+  EXPECT_NE(refusal("<system><cpu numaid=\"0\"><pci busid=\"zz\"/></cpu></system>")
+                .find("not a PCI bus id"),
+            std::string::npos);
+  std::string dup =
+      "<system>\n<cpu numaid=\"0\">\n<pci busid=\"0000:01:00.0\"/>\n</cpu>\n<cpu numaid=\"1\">\n"
+      "<pci busid=\"0000:01:00.0\"/>\n</cpu>\n</system>\n";
+  EXPECT_NE(refusal(dup).find("duplicate bus id 0000:01:00.0 (lines 3 and 6)"), std::string::npos);
+  std::string dangling =
+      "<system><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\" class=\"0x030200\">\n"
+      "<gpu dev=\"0\" sm=\"80\" rank=\"0\" gdr=\"1\"><nvlink target=\"0000:02:00.0\" count=\"2\" "
+      "tclass=\"0x030200\"/></gpu></pci></cpu></system>";
+  std::string why = refusal(dangling);
+  EXPECT_NE(why.find("dangling reference"), std::string::npos) << why;
+  EXPECT_NE(why.find("0000:02:00.0, which is not in the file"), std::string::npos) << why;
+  EXPECT_NE(why.find("line 2"), std::string::npos) << why;
+  std::string noCount =
+      "<system><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\"><gpu dev=\"0\" sm=\"80\" rank=\"0\" "
+      "gdr=\"1\"><nvlink target=\"0000:02:00.0\" tclass=\"0x068000\"/></gpu></pci></cpu></system>";
+  EXPECT_NE(refusal(noCount).find("count of 1 to 64"), std::string::npos);
+  std::string deep = "<system><cpu numaid=\"0\">";
+  for (int i = 0; i < 100; ++i)
+    deep += "<pci busid=\"0000:" + std::to_string(10 + i % 80) + ":00.0\">";
+  EXPECT_NE(refusal(deep + "</system>").find("not well-formed"), std::string::npos);
+  std::string closed = deep;
+  for (int i = 0; i < 100; ++i)
+    closed += "</pci>";
+  closed += "</cpu></system>";
+  EXPECT_NE(refusal(closed).find("nested more than"), std::string::npos);
+  EXPECT_NE(refusal("<graphs><graph/></graphs>").find("NCCL graph file"), std::string::npos);
+}
+
+TEST(NcclXml, ReadsPartialAndFullElements) {
+  System s;
+  std::string text =
+      "<system version=\"1\">\n"
+      " <cpu numaid=\"0\" affinity=\"0000000f\" arch=\"x86_64\" vendor=\"GenuineIntel\" "
+      "familyid=\"6\" modelid=\"143\">\n"
+      "  <pci busid=\"ffff:ff:01.0\" class=\"0x060400\" link_speed=\"32.0 GT/s PCIe\" "
+      "link_width=\"16\">\n"
+      "   <pci busid=\"0001:00:00.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" "
+      "link_width=\"16\"/>\n"
+      "   <pci busid=\"0101:00:00.0\" class=\"0x020700\" link_speed=\"32.0 GT/s PCIe\" "
+      "link_width=\"16\"/>\n"
+      "   <pci busid=\"0102:00:00.0\" class=\"0x020000\"><nic><net name=\"eth9\" dev=\"0\" "
+      "speed=\"100000\"/></nic></pci>\n"
+      "   <pci busid=\"0003:00:00.0\"/>\n"
+      "  </pci>\n"
+      "  <unknown/>\n"
+      " </cpu>\n"
+      "</system>\n";
+  ASSERT_TRUE(parseNcclXml(text, "partial.xml", &s).ok());
+  EXPECT_EQ(s.count(NodeKind::kCpu), 1);
+  EXPECT_EQ(s.count(NodeKind::kPciSwitch), 1);
+  EXPECT_EQ(s.count(NodeKind::kGpu), 1);
+  EXPECT_EQ(s.count(NodeKind::kNic), 2);
+  EXPECT_EQ(s.count(NodeKind::kPciDevice), 1);
+  int gpu = s.findBusId("0001:00:00.0");
+  ASSERT_GE(gpu, 0);
+  EXPECT_FALSE(s.nodes[gpu].gpu.described);
+  int bare = s.findBusId("0101:00:00.0");
+  EXPECT_EQ(s.nodes[bare].name, "NIC0");
+  int named = s.findBusId("0102:00:00.0");
+  EXPECT_EQ(s.nodes[named].name, "eth9");
+  EXPECT_EQ(s.nodes[s.cpuOf(gpu)].cpu.cpus.toList(), "0-3");
+  EXPECT_GE(s.notes.size(), 2u);
+}
+
+TEST(NcclXml, NvlinkToABareGpuIsIgnoredAsNcclDoes) {
+  // Found by fuzzing: the export gave the bare GPU a <gpu> element, so it read back different.
+  System s;
+  std::string text =
+      "<system><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\" class=\"0x030200\"><gpu dev=\"0\" "
+      "sm=\"80\" rank=\"0\" gdr=\"0\"><nvlink target=\"0000:02:00.0\" count=\"2\" "
+      "tclass=\"0x030200\"/></gpu></pci><pci busid=\"0000:02:00.0\" class=\"0x030200\"/></cpu>"
+      "</system>";
+  ASSERT_TRUE(parseNcclXml(text, "bare.xml", &s).ok());
+  for (const Link& l : s.links)
+    EXPECT_NE(l.kind, LinkKind::kNvlink);
+  System back;
+  ASSERT_TRUE(parseNcclXml(writeNcclXml(s), "export", &back).ok());
+  EXPECT_EQ(canonicalForm(back), canonicalForm(s));
+}
+
+TEST(Nvsmi, RefusesBadMatrices) {
+  auto why = [](const std::string& text) {
+    System s;
+    Status st = parseNvsmiMatrix(text, "m.txt", &s);
+    EXPECT_FALSE(st.ok()) << text;
+    return st.message();
+  };
+  EXPECT_NE(why("\tGPU0\tGPU1\nGPU0\t X \tNV1\n").find("has no row"), std::string::npos);
+  EXPECT_NE(why("\tGPU0\tGPU1\nGPU0\t X \tNV1\nGPU1\tNV1\n").find("row GPU1 has 1 cells"),
+            std::string::npos);
+  EXPECT_NE(why("\tGPU0\tGPU1\nGPU0\t X \tFOO\nGPU1\tNV1\t X \n").find("\"FOO\" is not"),
+            std::string::npos);
+  EXPECT_NE(why("\tGPU0\tGPU1\nGPU0\tPIX\tNV1\nGPU1\tNV1\t X \n").find("is not X"),
+            std::string::npos);
+  EXPECT_NE(why("\tGPU0\tGPU1\nGPU0\t X \tNV1\nGPU9\tNV1\t X \n").find("dangling reference"),
+            std::string::npos);
+  EXPECT_NE(why("\tGPU0\tGPU0\nGPU0\t X \tNV1\nGPU0\tNV1\t X \n").find("twice"), std::string::npos);
+  EXPECT_NE(why("\tGPU0\tCPU Affinity\nGPU0\t X \tzz\n").find("not a CPU list"), std::string::npos);
+  EXPECT_NE(why("no header here\n").find("no nvidia-smi topo -m header"), std::string::npos);
+  // Found by fuzzing: a NIC legend renaming a device to a name with control characters.
+  EXPECT_NE(why("\tGPU0\tNIC0\nGPU0\t X \tPIX\nNIC0\tPIX\t X \n\nNIC Legend:\n  NIC0: ml\x01x\n")
+                .find("is not a plain name"),
+            std::string::npos);
+}
+
+TEST(Nvsmi, ReadsSpacesNodeAndTheNicLegend) {
+  System s;
+  std::string text =
+      "        GPU0    GPU1    NIC0    CPU Affinity    NUMA Affinity\n"
+      "GPU0     X      NODE    PIX     0-15    0\n"
+      "GPU1    NODE     X      NODE    0-15    0\n"
+      "NIC0    PIX     NODE     X\n"
+      "\nLegend:\n\n  X    = Self\n\nNIC Legend:\n\n  NIC0: mlx5_4\n";
+  ASSERT_TRUE(parseNvsmiMatrix(text, "m.txt", &s).ok());
+  EXPECT_EQ(s.count(NodeKind::kGpu), 2);
+  EXPECT_EQ(s.count(NodeKind::kHostBridge), 2);  // NODE: two host bridges in one NUMA node
+  int nic = s.nics().front();
+  EXPECT_EQ(s.nodes[nic].name, "mlx5_4");
+  EXPECT_TRUE(s.notes.size() >= 1);
+}
+
+TEST(Hwloc, DowngradesVersion3Files) {
+  std::string v3 =
+      "<?xml version=\"1.0\"?>\n<topology version=\"3.0\">\n"
+      "<object type=\"Machine\" os_index=\"0\"><object type=\"OSDev\" name=\"eth0\" "
+      "osdev_type=\"16\"/><object type=\"OSDev\" name=\"mlx5_0\" osdev_type=\"48\"/>"
+      "<object type=\"OSDev\" name=\"cuda0\" osdev_type=\"12\"/></object>\n"
+      "<info name=\"Backend\" value=\"Linux\"/>\n</topology>\n";
+  std::string out;
+  ASSERT_TRUE(downgradeHwlocXml(v3, "v3.xml", &out).ok());
+  EXPECT_NE(out.find("version=\"2.0\""), std::string::npos);
+  EXPECT_NE(out.find("name=\"eth0\" osdev_type=\"2\""), std::string::npos);
+  EXPECT_NE(out.find("name=\"mlx5_0\" osdev_type=\"3\""), std::string::npos);
+  EXPECT_NE(out.find("name=\"cuda0\" osdev_type=\"1\""), std::string::npos);
+  // The info moved into the root object.
+  EXPECT_LT(out.find("Backend"), out.find("</object>"));
+  std::string v2 = "<topology version=\"2.0\"><object type=\"Machine\"/></topology>";
+  ASSERT_TRUE(downgradeHwlocXml(v2, "v2.xml", &out).ok());
+  EXPECT_EQ(out, v2);
+  EXPECT_FALSE(downgradeHwlocXml("<topology", "bad.xml", &out).ok());
+}
+
+TEST(Hwloc, LoaderErrorsNameTheFile) {
+  System s;
+  Status st = parseTopologyText("<topology version=\"2.0\"><object type=\"Bogus\"/></topology>",
+                                "broken.hwloc.xml", &s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("broken.hwloc.xml"), std::string::npos);
+  if (!hwlocAvailable()) {
+    EXPECT_NE(st.message().find("no hwloc support"), std::string::npos);
+    GTEST_SKIP() << "built without hwloc: hwloc XML files cannot be loaded";
+  }
+  EXPECT_NE(st.message().find("could not load"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace weft::topo

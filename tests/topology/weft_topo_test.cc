@@ -1,0 +1,207 @@
+// weft-topo as users run it: output, formats and exit codes.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/topology/test_util.h"
+#include "tools/weft_topo/options.h"
+#include "tools/weft_topo/png.h"
+#include "tools/weft_topo/run.h"
+#include "topology/sysfs.h"
+
+namespace weft::topo {
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+// Runs weft-topo with `args` (and an environment prefix such as "WEFT_TOPO_FILE=x").
+Result weftTopo(const std::string& args, const std::string& env = "") {
+  std::string cmd = env + (env.empty() ? "" : " ") + WEFT_TOPO_PATH + " " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+    r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string data(const std::string& name) {
+  return test::dataPath(name);
+}
+
+TEST(WeftTopo, DescribesThisMachine) {
+  Result r = weftTopo("");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("this machine"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("CPUs:"), std::string::npos);
+  EXPECT_NE(r.out.find("NUMA 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NICs:"), std::string::npos);
+  // Each interface with a PCI device is named.
+  for (const SysfsNet& n : Sysfs().netInterfaces()) {
+    if (!n.busId.empty()) {
+      EXPECT_NE(r.out.find(n.name), std::string::npos) << n.name << r.out;
+    }
+  }
+}
+
+TEST(WeftTopo, MatrixAndRingsForAFile) {
+  Result r = weftTopo("--topo " + data("nvidia-dgx1-v100-4xedr.nvsmi.txt") + " --matrix --rings 8");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(
+      r.out.find("GPU0\t X \tNV1\tNV1\tNV2\tNV2\tSYS\tSYS\tSYS\tPIX\tSYS\tPHB\tSYS\t0-19,40-59"),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Rings: 8 GPU rank(s)"), std::string::npos);
+  EXPECT_NE(r.out.find("ring 0: GPU0 -> "), std::string::npos);
+  EXPECT_NE(r.out.find("why: follows NVLink edges only"), std::string::npos);
+}
+
+TEST(WeftTopo, EveryFileGivesMatrixAndRings) {
+  for (const std::string& f : test::dataFiles()) {
+    Result r = weftTopo("--topo " + data(f) + " --matrix --rings 8 --trees --hosts 2");
+    // Two hosts need a NIC; files without one say so (exit 1), the rest succeed.
+    if (r.code == 1) {
+      EXPECT_NE(r.out.find("need a NIC"), std::string::npos) << f << r.out;
+      r = weftTopo("--topo " + data(f) + " --matrix --rings 8 --trees");
+    }
+    if (r.out.find("no hwloc support") != std::string::npos) continue;
+    EXPECT_EQ(r.code, 0) << f << "\n" << r.out;
+    EXPECT_NE(r.out.find("Rings:"), std::string::npos) << f;
+    EXPECT_NE(r.out.find("Trees:"), std::string::npos) << f;
+  }
+}
+
+TEST(WeftTopo, BadFilesExitTwoAndNameTheProblem) {
+  test::TempDir dir;
+  struct Case {
+    std::string path, expect;
+  };
+  std::string sparse = dir.path() + "/big.xml";
+  int fd = open(sparse.c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 3LL << 30), 0);
+  close(fd);
+  std::vector<Case> cases = {
+      {dir.file("text.xml", "just words\n"), "neither XML"},
+      {dir.file("root.xml", "<nccl version=\"1\"/>"), "wrong root element <nccl>"},
+      {dir.file("broken.xml", "<system><cpu numaid=\"0\">"), "not well-formed XML"},
+      {dir.file("dangling.xml",
+                "<system><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\" class=\"0x030200\"><gpu "
+                "dev=\"0\" sm=\"80\" rank=\"0\" gdr=\"0\"><nvlink target=\"0000:09:00.0\" "
+                "count=\"1\" tclass=\"0x030200\"/></gpu></pci></cpu></system>"),
+       "dangling reference"},
+      {dir.file("dup.xml",
+                "<system><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\"/><pci "
+                "busid=\"0000:01:00.0\"/></cpu></system>"),
+       "duplicate bus id 0000:01:00.0"},
+      {dir.file("binary.bin", std::string("\x7f"
+                                          "ELF\0\0\1",
+                                          7)),
+       "binary data"},
+      {sparse, "3.0 GiB"},
+      {dir.path() + "/missing.xml", "cannot open"},
+      {dir.path(), "is a directory"},
+  };
+  for (const Case& c : cases) {
+    Result r = weftTopo("--topo " + c.path);
+    EXPECT_EQ(r.code, 2) << c.path << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.path), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(c.expect), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.rfind("weft-topo: ", 0), 0u) << r.out;
+  }
+}
+
+TEST(WeftTopo, FormatsForPrograms) {
+  Result json = weftTopo("--topo " + data("aws-p4d.24xlarge-a100x8-efa4.nccl.xml") +
+                         " --json --rings 8 --trees --hosts 2");
+  ASSERT_EQ(json.code, 0) << json.out;
+  nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["counts"]["gpus"], 8);
+  EXPECT_EQ(j["rings"]["rings"][0]["order"].size(), 8u);
+  EXPECT_EQ(j["trees"]["trees"].size(), 2u);
+  Result xml = weftTopo("--topo " + data("aws-p4d.24xlarge-a100x8-efa4.nccl.xml") + " --nccl-xml");
+  ASSERT_EQ(xml.code, 0);
+  EXPECT_EQ(xml.out.rfind("<system version=\"1\">", 0), 0u);
+  Result dot = weftTopo("--topo " + data("aws-p4d.24xlarge-a100x8-efa4.nccl.xml") + " --dot");
+  ASSERT_EQ(dot.code, 0);
+  EXPECT_EQ(dot.out.rfind("graph topology {", 0), 0u);
+  Result both = weftTopo("--json --dot");
+  EXPECT_EQ(both.code, 1);
+  Result usage = weftTopo("--rings 0");
+  EXPECT_EQ(usage.code, 1);
+  Result help = weftTopo("--help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("--matrix"), std::string::npos);
+}
+
+TEST(WeftTopo, PngNeedsGraphviz) {
+  test::TempDir dir;
+  std::string png = dir.path() + "/t.png";
+  Result r = weftTopo("--topo " + data("aws-p4d.24xlarge-a100x8-efa4.nccl.xml") + " --png " + png);
+  if (topotool::findDot().empty()) {
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.out.find("Graphviz"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("not installed"), std::string::npos) << r.out;
+  } else {
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_TRUE(access(png.c_str(), F_OK) == 0);
+  }
+  // A stand-in dot on PATH: weft-topo hands it the drawing and the output file.
+  std::string fake = dir.file("bin/dot", "#!/bin/sh\nout=\"${2#-o}\"\ncat > \"$out\"\n");
+  chmod(fake.c_str(), 0755);
+  std::string drawn = dir.path() + "/drawn.png";
+  Result ok =
+      weftTopo("--topo " + data("aws-p4d.24xlarge-a100x8-efa4.nccl.xml") + " --png " + drawn,
+               "PATH=" + dir.path() + "/bin:/usr/bin:/bin");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("Drawing written to " + drawn), std::string::npos) << ok.out;
+  std::ifstream in(drawn);
+  std::string first;
+  std::getline(in, first);
+  EXPECT_EQ(first, "graph topology {");
+  // With an empty PATH dot is never found, whatever is installed.
+  Result none =
+      weftTopo("--topo " + data("aws-p4d.24xlarge-a100x8-efa4.nccl.xml") + " --png " + png,
+               "PATH=/nonexistent");
+  EXPECT_EQ(none.code, 1);
+  EXPECT_NE(none.out.find("--png needs Graphviz's `dot`"), std::string::npos) << none.out;
+}
+
+TEST(WeftTopo, HonoursWeftTopoFile) {
+  Result r = weftTopo("", "WEFT_TOPO_FILE=" + data("azure-ndv5-h100x8-ndr400x8.nccl.xml"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("azure-ndv5"), std::string::npos);
+  EXPECT_NE(r.out.find("GPUs: 8"), std::string::npos);
+  EXPECT_NE(r.out.find("read from WEFT_TOPO_FILE"), std::string::npos);
+  Result bad = weftTopo("", "WEFT_TOPO_FILE=/nonexistent.xml");
+  EXPECT_EQ(bad.code, 2);
+}
+
+TEST(WeftTopo, RunsInProcess) {
+  const char* argv[] = {"weft-topo", "--topo", nullptr, "--rings", "4", "--device", "cpu"};
+  std::string file = data("azure-ndv4-a100x8-hdr200x8.nccl.xml");
+  argv[2] = file.c_str();
+  topotool::ParseResult parsed = topotool::parseOptions(7, argv);
+  ASSERT_TRUE(parsed.options) << parsed.message;
+  std::ostringstream out, err;
+  EXPECT_EQ(topotool::run(*parsed.options, out, err), topotool::kExitOk) << err.str();
+  EXPECT_NE(out.str().find("4 CPU rank(s)"), std::string::npos) << out.str();
+}
+
+}  // namespace
+}  // namespace weft::topo

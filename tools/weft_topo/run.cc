@@ -1,0 +1,87 @@
+#include "tools/weft_topo/run.h"
+
+#include <nlohmann/json.hpp>
+
+#include "src/base/env.h"
+#include "tools/weft_topo/channels_report.h"
+#include "tools/weft_topo/describe.h"
+#include "tools/weft_topo/png.h"
+#include "topology/export_dot.h"
+#include "topology/export_json.h"
+#include "topology/load.h"
+#include "topology/matrix.h"
+#include "topology/nccl_xml_writer.h"
+#include "topology/paths.h"
+
+namespace weft::topotool {
+
+int run(const Options& o, std::ostream& out, std::ostream& err) {
+  topo::System system;
+  std::string file = o.topoFile.empty() ? env().topoFile : o.topoFile;
+  Status loaded = topo::loadSystemFrom(file, &system);
+  if (!loaded.ok()) {
+    err << "weft-topo: " << loaded.message() << "\n";
+    return file.empty() ? kExitFailure : kExitBadFile;
+  }
+  if (o.topoFile.empty() && !file.empty()) system.notes.push_back("read from WEFT_TOPO_FILE");
+
+  int ranks = o.rings > 0 ? o.rings : o.ranks;
+  if (ranks == 0) {
+    ranks = system.count(topo::NodeKind::kGpu);
+    if (ranks == 0) ranks = std::max(1, system.count(topo::NodeKind::kCpu));
+  }
+  topo::Paths paths(system);
+  topo::RankSet rankSet;
+  topo::RingPlan rings;
+  topo::TreePlan trees;
+  if (o.rings > 0 || o.trees) {
+    Status s = topo::chooseRanks(system, ranks, o.device, &rankSet);
+    if (s.ok() && o.rings > 0)
+      s = topo::searchRings(system, paths, rankSet, o.hosts, o.channels, &rings);
+    if (s.ok() && o.trees)
+      s = topo::searchTrees(system, paths, rankSet, o.hosts, o.channels, &trees);
+    if (!s.ok()) {
+      err << "weft-topo: " << s.message() << "\n";
+      return kExitFailure;
+    }
+  }
+
+  if (!o.png.empty()) {
+    std::string problem = renderPng(topo::writeDot(system), o.png);
+    if (!problem.empty()) {
+      err << "weft-topo: " << problem << "\n";
+      return kExitFailure;
+    }
+  }
+  if (o.json) {
+    nlohmann::json j = nlohmann::json::parse(topo::writeJson(system));
+    if (o.rings > 0) j["rings"] = ringsJson(system, rings);
+    if (o.trees) j["trees"] = treesJson(system, trees);
+    out << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  if (o.dot) {
+    out << topo::writeDot(system);
+    return kExitOk;
+  }
+  if (o.ncclXml) {
+    out << topo::writeNcclXml(system);
+    return kExitOk;
+  }
+  bool sections = o.matrix || o.rings > 0 || o.trees;
+  if (!sections) {
+    out << describeSystem(system);
+    if (!o.png.empty()) out << "\nDrawing written to " << o.png << "\n";
+    return kExitOk;
+  }
+  out << system.source << " (" << system.format << ")\n";
+  for (const std::string& n : system.notes)
+    out << "  note: " << n << "\n";
+  if (o.matrix) out << "\n" << topo::formatMatrix(topo::buildMatrix(system));
+  if (o.rings > 0) out << "\n" << formatRings(system, rings);
+  if (o.trees) out << "\n" << formatTrees(system, trees);
+  if (!o.png.empty()) out << "\nDrawing written to " << o.png << "\n";
+  return kExitOk;
+}
+
+}  // namespace weft::topotool

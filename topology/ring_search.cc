@@ -1,0 +1,438 @@
+#include "topology/ring_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "topology/bandwidth.h"
+#include "topology/channel_model.h"
+#include "topology/cpu_ranks.h"
+#include "topology/locality.h"
+
+namespace weft::topo {
+namespace {
+
+constexpr double kEpsilon = 1e-6;
+constexpr long kBudget = 200000;  // DFS steps per ring searched
+
+// Which next rank the search tries first.
+enum class Strategy {
+  kMostRemaining,  // the hop with the most bandwidth left
+  kWidestLink,     // the hop whose links are widest on an idle machine
+  kTightestFit,    // the hop with the least bandwidth left that still fits (packs links full)
+};
+
+struct Candidate {
+  std::vector<int> order;
+  int nicIn = -1, nicOut = -1;
+};
+
+class Search {
+ public:
+  Search(const System& s, const Paths& p, const RankSet& r, int hosts, const ChannelOptions& o)
+      : s_(s),
+        hops_(s, p, r),
+        ranks_(r),
+        hosts_(hosts),
+        opt_(o),
+        n_(static_cast<int>(r.nodes.size())),
+        idle_(s) {
+    nicOf_ = assignNics(s, p, r.nodes);
+    if (hosts_ > 1) nics_ = s.nics();
+  }
+
+  Status run(RingPlan* plan) {
+    plan->ranks = ranks_;
+    plan->hosts = hosts_;
+    plan->nicOfRank = nicOf_;
+    if (hosts_ > 1 && nics_.empty()) {
+      return errorf(weftInvalidArgument, "%d hosts need a NIC, and the system has none", hosts_);
+    }
+    if (ranks_.cpu) return cpuRings(plan);
+    // 1. The best ring, and the best class that reaches it.
+    double best = 0;
+    Candidate bestRing;
+    for (double speed : bestCandidates()) {
+      Capacity cap(s_);
+      Candidate c;
+      if (find(speed, PathClass::kNet, &cap, &c)) {
+        best = speed;
+        bestRing = c;
+        break;
+      }
+    }
+    if (best <= 0) {
+      return errorf(weftInvalidArgument, "no ring joins the %d ranks (some pair has no path)", n_);
+    }
+    PathClass bestClass = PathClass::kNet;
+    for (int c = static_cast<int>(PathClass::kLoc); c <= static_cast<int>(PathClass::kNet); ++c) {
+      Capacity cap(s_);
+      Candidate found;
+      if (find(best, static_cast<PathClass>(c), &cap, &found)) {
+        bestClass = static_cast<PathClass>(c);
+        break;
+      }
+    }
+    plan->best = best;
+    plan->bestClass = bestClass;
+    // 2. Channels.
+    double top = std::min(best, opt_.channelCap);
+    double bestTotal = -1;
+    std::vector<Candidate> chosen;
+    double chosenSpeed = 0;
+    for (int k = 1; k <= opt_.maxChannels; ++k) {
+      double speed = top / k;
+      if (speed * opt_.maxChannels < bestTotal - kEpsilon) break;
+      // Greedy packing is not optimal; a few orders of preference, keeping the one that fits
+      // the most rings.
+      std::vector<Candidate> rings;
+      for (Strategy strategy :
+           {Strategy::kMostRemaining, Strategy::kWidestLink, Strategy::kTightestFit}) {
+        strategy_ = strategy;
+        std::vector<Candidate> tried;
+        Capacity cap(s_);
+        while (static_cast<int>(tried.size()) < opt_.maxChannels) {
+          Candidate c;
+          if (!find(speed, bestClass, &cap, &c, &nicUses_)) break;
+          commit(c, speed, &cap);
+          tried.push_back(c);
+        }
+        nicUses_.clear();
+        if (tried.size() > rings.size()) rings = tried;
+      }
+      strategy_ = Strategy::kMostRemaining;
+      double total = speed * static_cast<double>(rings.size());
+      bool better = total > bestTotal + kEpsilon;
+      bool tie = std::fabs(total - bestTotal) <= kEpsilon;
+      bool tieReachingMin =
+          tie && static_cast<int>(chosen.size())<opt_.minChannels&& static_cast<int>(
+                     rings.size())> static_cast<int>(chosen.size());
+      // Across hosts, as much bandwidth over more NICs spreads the network traffic.
+      bool tieSpreading = tie && hosts_ > 1 && nicsUsed(rings) > nicsUsed(chosen);
+      if (better || tieReachingMin || tieSpreading) {
+        bestTotal = total;
+        chosen = rings;
+        chosenSpeed = speed;
+      }
+    }
+    for (const Candidate& c : chosen)
+      plan->rings.push_back(describe(c, chosenSpeed, chosen.size()));
+    plan->summary = strprintf(
+        "%zu channel(s) x %s = %s; best ring bottleneck %s with hops of "
+        "class %s or better",
+        chosen.size(), formatBandwidth(chosenSpeed).c_str(), formatBandwidth(bestTotal).c_str(),
+        formatBandwidth(best).c_str(), toString(bestClass));
+    return okStatus();
+  }
+
+ private:
+  // Speeds to try for the best ring: every path bandwidth a ring could be limited by, divided
+  // by how often a ring could cross that link.
+  std::vector<double> bestCandidates() const {
+    std::vector<double> values;
+    std::vector<double> base;
+    for (const Link& l : s_.links)
+      base.push_back(l.bw);
+    for (int nic : nics_)
+      base.push_back(nicBandwidth(s_, nic));
+    std::sort(base.begin(), base.end());
+    base.erase(std::unique(base.begin(), base.end()), base.end());
+    for (double b : base) {
+      for (int k = 1; k <= std::max(2, n_); ++k)
+        values.push_back(b / k);
+    }
+    std::sort(values.rbegin(), values.rend());
+    std::vector<double> out;
+    for (double v : values) {
+      if (out.empty() || out.back() - v > kEpsilon) out.push_back(v);
+    }
+    return out;
+  }
+
+  Hop hopOf(int a, int b) const { return hops_.between(a, b); }
+
+  // How many NICs rings enter by.
+  static size_t nicsUsed(const std::vector<Candidate>& rings) {
+    std::vector<int> nics;
+    for (const Candidate& c : rings) {
+      if (std::find(nics.begin(), nics.end(), c.nicIn) == nics.end()) nics.push_back(c.nicIn);
+    }
+    return nics.size();
+  }
+
+  // One ring at `speed` on what `cap` has left, with no hop worse than `maxClass`.
+  bool find(double speed, PathClass maxClass, Capacity* cap, Candidate* out,
+            std::map<int, int>* nicUses = nullptr) {
+    budget_ = kBudget;
+    maxClass_ = maxClass;
+    speed_ = speed;
+    cap_ = cap;
+    if (n_ == 1 && hosts_ == 1) {
+      out->order = {0};
+      return true;
+    }
+    if (hosts_ == 1) {
+      std::vector<int> order{0};
+      std::vector<char> used(static_cast<size_t>(n_), 0);
+      used[0] = 1;
+      if (!dfs(&order, &used, -1)) return false;
+      out->order = order;
+      return true;
+    }
+    // Across hosts: try entry NICs, least used first.
+    std::vector<int> nics = nics_;
+    std::stable_sort(nics.begin(), nics.end(), [&](int a, int b) {
+      int ua = nicUses ? (*nicUses)[a] : 0, ub = nicUses ? (*nicUses)[b] : 0;
+      return ua < ub;
+    });
+    for (int nic : nics) {
+      std::vector<int> starts;
+      for (int r = 0; r < n_; ++r) {
+        if (nicOf_[static_cast<size_t>(r)] == nic) starts.push_back(r);
+      }
+      if (starts.empty()) continue;  // no rank is close to this NIC
+      for (int start : starts) {
+        Hop in = hops_.fromNet(nic, start);
+        if (!in.exists || !cap_->take(in, speed)) continue;
+        std::vector<int> order{start};
+        std::vector<char> used(static_cast<size_t>(n_), 0);
+        used[static_cast<size_t>(start)] = 1;
+        if (dfs(&order, &used, nic)) {
+          cap_->give(in, speed);
+          out->order = order;
+          out->nicIn = nic;
+          out->nicOut = nicOf_[static_cast<size_t>(order.back())];
+          if (nicUses) ++(*nicUses)[nic];
+          return true;
+        }
+        cap_->give(in, speed);
+        if (budget_ <= 0) return false;
+      }
+    }
+    return false;
+  }
+
+  // Extends `order` to all ranks; on success the capacity taken is given back (commit takes it).
+  bool dfs(std::vector<int>* order, std::vector<char>* used, int entryNic) {
+    if (--budget_ < 0) return false;
+    int cur = order->back();
+    if (static_cast<int>(order->size()) == n_) {
+      Hop close = entryNic < 0 ? hopOf(cur, order->front())
+                               : hops_.toNet(cur, nicOf_[static_cast<size_t>(cur)]);
+      if (!close.exists || (entryNic < 0 && close.cls > maxClass_)) return false;
+      if (!cap_->take(close, speed_)) return false;
+      cap_->give(close, speed_);
+      return true;
+    }
+    std::vector<int> next;
+    for (int r = 0; r < n_; ++r) {
+      if ((*used)[static_cast<size_t>(r)]) continue;
+      const Hop& h = hops_.between(cur, r);
+      if (!h.exists || h.cls > maxClass_) continue;
+      next.push_back(r);
+    }
+    bool last = static_cast<int>(order->size()) == n_ - 1;
+    std::stable_sort(next.begin(), next.end(), [&](int a, int b) {
+      if (last && entryNic >= 0) {
+        bool ha = nicOf_[static_cast<size_t>(a)] == entryNic,
+             hb = nicOf_[static_cast<size_t>(b)] == entryNic;
+        if (ha != hb) return ha;
+      }
+      const Hop &x = hops_.between(cur, a), &y = hops_.between(cur, b);
+      double rx = cap_->remaining(x), ry = cap_->remaining(y);
+      if (strategy_ == Strategy::kWidestLink) {
+        double wx = idle_.remaining(x), wy = idle_.remaining(y);
+        if (std::fabs(wx - wy) > kEpsilon) return wx > wy;
+      }
+      if (strategy_ == Strategy::kTightestFit && std::fabs(rx - ry) > kEpsilon) return rx < ry;
+      if (std::fabs(rx - ry) > kEpsilon) return rx > ry;
+      if (x.cls != y.cls) return x.cls < y.cls;
+      return x.dlinks.size() < y.dlinks.size();
+    });
+    for (int r : next) {
+      const Hop& h = hops_.between(cur, r);
+      if (!cap_->take(h, speed_)) continue;
+      order->push_back(r);
+      (*used)[static_cast<size_t>(r)] = 1;
+      bool ok = dfs(order, used, entryNic);
+      cap_->give(h, speed_);
+      if (ok) return true;
+      order->pop_back();
+      (*used)[static_cast<size_t>(r)] = 0;
+      if (budget_ < 0) return false;
+    }
+    return false;
+  }
+
+  std::vector<Hop> hopsOf(const Candidate& c) const {
+    std::vector<Hop> out;
+    int n = static_cast<int>(c.order.size());
+    if (hosts_ > 1) out.push_back(hops_.fromNet(c.nicIn, c.order.front()));
+    for (int i = 0; i + 1 < n; ++i)
+      out.push_back(hopOf(c.order[static_cast<size_t>(i)], c.order[static_cast<size_t>(i) + 1]));
+    if (hosts_ > 1) {
+      out.push_back(hops_.toNet(c.order.back(), c.nicOut));
+    } else if (n > 1) {
+      out.push_back(hopOf(c.order.back(), c.order.front()));
+    }
+    return out;
+  }
+
+  void commit(const Candidate& c, double speed, Capacity* cap) {
+    for (const Hop& h : hopsOf(c))
+      cap->take(h, speed);
+  }
+
+  Ring describe(const Candidate& c, double speed, size_t channels) const {
+    Ring ring;
+    ring.order = c.order;
+    ring.bw = speed;
+    ring.nicIn = c.nicIn;
+    ring.nicOut = c.nicOut;
+    std::vector<Hop> hops = hopsOf(c);
+    std::vector<const Hop*> ptrs;
+    for (const Hop& h : hops)
+      ptrs.push_back(&h);
+    Bottleneck b = channelBottleneck(s_, ptrs);
+    ring.bottleneck = b.bw;
+    ring.bottleneckLink = b.what;
+    size_t first = hosts_ > 1 ? 1 : 0;
+    size_t end = hosts_ > 1 ? hops.size() - 1 : hops.size();
+    bool viaSwitch = false;
+    for (size_t i = first; i < end; ++i) {
+      ring.hops.push_back(hops[i].cls);
+      for (int d : hops[i].dlinks) {
+        const Link& l = s_.links[static_cast<size_t>(d / 2)];
+        viaSwitch |= s_.nodes[static_cast<size_t>(l.a)].kind == NodeKind::kNvSwitch ||
+                     s_.nodes[static_cast<size_t>(l.b)].kind == NodeKind::kNvSwitch;
+      }
+    }
+    if (hosts_ > 1) ring.hops.push_back(PathClass::kNet);
+    std::string why;
+    bool allNvl =
+        !ring.hops.empty() && std::all_of(ring.hops.begin(), ring.hops.end(), [&](PathClass p) {
+          return p == PathClass::kNvl || p == PathClass::kNet;
+        });
+    if (n_ == 1) {
+      why = "one rank per host";
+    } else if (allNvl && viaSwitch) {
+      why = "every hop over NVLink through the NVSwitch";
+    } else if (allNvl) {
+      why = "follows NVLink edges only";
+    } else {
+      int local = 0, cross = 0;
+      for (PathClass p : ring.hops) {
+        local += p == PathClass::kPix || p == PathClass::kPxb;
+        cross += p == PathClass::kSys;
+      }
+      why = strprintf("%d of %zu hops stay below a PCIe switch", local,
+                      ring.hops.size() - (hosts_ > 1 ? 1 : 0));
+      if (cross > 0) why += strprintf(", %d cross between CPUs", cross);
+    }
+    why += " (" + describeHops(ring.hops) + ")";
+    if (hosts_ > 1) {
+      const System& s = s_;
+      why += "; enters by " + s.nodes[static_cast<size_t>(c.nicIn)].name + " next to " +
+             ranks_.label(s, c.order.front()) + ", leaves by " +
+             s.nodes[static_cast<size_t>(c.nicOut)].name + " next to " +
+             ranks_.label(s, c.order.back());
+    }
+    why += strprintf("; bottleneck %s", b.what.c_str());
+    if (channels > 1 && speed < b.bw - kEpsilon) {
+      why += ", shared: " + formatBandwidth(speed) + " for this channel";
+    } else if (speed < b.bw - kEpsilon) {
+      why += ", capped at " + formatBandwidth(speed) + " per channel";
+    }
+    ring.why = why;
+    return ring;
+  }
+
+  // CPU ranks: the NUMA-aware order; two channels share its bandwidth.
+  Status cpuRings(RingPlan* plan) {
+    std::vector<int> order = orderCpuRanks(s_, ranks_.numaOfRank);
+    Candidate c;
+    c.order = order;
+    if (hosts_ > 1) {
+      c.nicIn = nicOf_[static_cast<size_t>(order.front())];
+      c.nicOut = nicOf_[static_cast<size_t>(order.back())];
+      if (c.nicIn < 0 || c.nicOut < 0) {
+        return errorf(weftInvalidArgument, "no NIC is reachable from the ranks' NUMA nodes");
+      }
+    }
+    std::vector<Hop> hops = hopsOf(c);
+    for (const Hop& h : hops) {
+      if (!h.exists) return errorf(weftInvalidArgument, "no path joins two NUMA nodes");
+    }
+    std::vector<const Hop*> ptrs;
+    for (const Hop& h : hops)
+      ptrs.push_back(&h);
+    Bottleneck b = channelBottleneck(s_, ptrs);
+    int channels = std::max(1, std::min(opt_.minChannels, opt_.maxChannels));
+    plan->best = b.bw;
+    plan->bestClass = PathClass::kLoc;
+    for (const Hop& h : hops)
+      plan->bestClass = worse(plan->bestClass, h.cls);
+    for (int k = 0; k < channels; ++k) {
+      Ring ring = describe(c, b.bw / channels, static_cast<size_t>(channels));
+      int crossings = 0;
+      for (PathClass p : ring.hops)
+        crossings += p == PathClass::kSys;
+      ring.why = strprintf(
+          "ranks grouped by socket and NUMA node: the ring crosses between NUMA "
+          "nodes %d time(s) (%s)",
+          crossings, describeHops(ring.hops).c_str());
+      if (hosts_ > 1) {
+        ring.why += "; enters by " + s_.nodes[static_cast<size_t>(c.nicIn)].name + ", leaves by " +
+                    s_.nodes[static_cast<size_t>(c.nicOut)].name;
+      }
+      ring.why += "; bottleneck " + b.what;
+      if (channels > 1) ring.why += strprintf(", shared by %d channels", channels);
+      plan->rings.push_back(ring);
+    }
+    plan->summary =
+        strprintf("%d channel(s) in NUMA order; ring bottleneck %s", channels,
+                  b.bw >= kLocalBw ? "none (shared memory)" : formatBandwidth(b.bw).c_str());
+    return okStatus();
+  }
+
+  const System& s_;
+  HopTable hops_;
+  const RankSet& ranks_;
+  int hosts_;
+  ChannelOptions opt_;
+  int n_;
+  std::vector<int> nicOf_;  // per rank (hosts > 1)
+  std::vector<int> nics_;
+  std::map<int, int> nicUses_;
+  long budget_ = 0;
+  PathClass maxClass_ = PathClass::kNet;
+  double speed_ = 0;
+  Capacity* cap_ = nullptr;
+  Capacity idle_;  // the machine with nothing running
+  Strategy strategy_ = Strategy::kMostRemaining;
+};
+
+}  // namespace
+
+std::string describeHops(const std::vector<PathClass>& hops) {
+  std::map<PathClass, int> counts;
+  for (PathClass p : hops)
+    ++counts[p];
+  std::string out;
+  for (auto [cls, n] : counts) {
+    if (!out.empty()) out += ", ";
+    out += std::to_string(n) + " " + toString(cls);
+  }
+  return out.empty() ? "no hop" : out;
+}
+
+Status searchRings(const System& system, const Paths& paths, const RankSet& ranks, int hosts,
+                   const ChannelOptions& options, RingPlan* out) {
+  *out = RingPlan();
+  if (ranks.nodes.empty()) return errorf(weftInvalidArgument, "no ranks");
+  if (hosts < 1 || hosts > 65536) return errorf(weftInvalidArgument, "hosts must be 1 to 65536");
+  Search search(system, paths, ranks, hosts, options);
+  return search.run(out);
+}
+
+}  // namespace weft::topo

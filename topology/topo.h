@@ -1,0 +1,28 @@
+// What the rest of Weft uses from topology/: the system of this host and where ranks are in it.
+// The communicator calls these at init; weft-topo shows the same answers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/base/status.h"
+#include "topology/cpu_ranks.h"
+#include "topology/load.h"
+#include "topology/system.h"
+
+namespace weft::topo {
+
+// loadLocalSystem(System*)            this machine, or the file WEFT_TOPO_FILE names (load.h)
+// currentNumaNode(const System&)      NUMA node of this process, or -1 (cpu_ranks.h)
+// orderCpuRanks(System, numaOfRank)   ring order of a host's ranks (cpu_ranks.h)
+// packLocality / unpackLocality       four bytes per rank for the all-gather (cpu_ranks.h)
+
+// The network interface closest to NUMA node `numa` (for the tcp transport): among equally
+// close ones, the localIndex-th (mod their count) so a host's ranks spread over them. Empty when
+// the system has no NIC.
+std::string nicForNuma(const System& system, int numa, int localIndex = 0);
+
+// The same for a GPU (GPU<gpu>, by number).
+std::string nicForGpu(const System& system, int gpu, int localIndex = 0);
+
+}  // namespace weft::topo
