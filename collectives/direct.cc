@@ -22,9 +22,19 @@ void ringAll(const DirectGroup& g) {
 
 DirectGroup::DirectGroup(int rank, std::vector<const SlotArea*> areas)
     : rank_(rank), areas_(std::move(areas)) {
+  seen_.assign(areas_.size(), 0);
   slotBytes_ = areas_.empty() ? 0 : areas_[0]->slotBytes;
   for (const SlotArea* a : areas_)
     slotBytes_ = std::min(slotBytes_, a->slotBytes);
+}
+
+bool DirectGroup::hasPosted(int r, uint64_t sequence) {
+  if (seen_[r] >= sequence) return true;
+  const SlotControl* c = areas_[r]->control;
+  uint64_t latest = std::max(c->posted[0].sequence.load(std::memory_order_acquire),
+                             c->posted[1].sequence.load(std::memory_order_acquire));
+  seen_[r] = latest;
+  return latest >= sequence;
 }
 
 bool DirectGroup::fits(const CollArgs& a, size_t elemSize, size_t maxBytes) const {
@@ -81,11 +91,11 @@ bool DirectOp::readsFrom(int peer) const {
   return true;
 }
 
-bool DirectOp::slotFree() const {
+bool DirectOp::slotFree() {
   if (sequence_ <= 2) return true;
   for (int r = 0; r < group_->nranks(); ++r) {
-    if (r == group_->rank()) continue;
-    if (group_->area(r).control->consumed.load(std::memory_order_acquire) < sequence_ - 2) {
+    if (r != group_->rank() && !group_->hasPosted(r, sequence_ - 1)) {
+      waitingFor_ = r;
       return false;
     }
   }
@@ -121,11 +131,6 @@ void DirectOp::post() {
   if (bytes > 0) memcpy(mine.slots[slot], send_, bytes);
   mine.control->posted[slot].signature.store(signature_, std::memory_order_relaxed);
   mine.control->posted[slot].sequence.store(sequence_, std::memory_order_release);
-  ringAll(*group_);
-}
-
-void DirectOp::consume() {
-  group_->area(group_->rank()).control->consumed.store(sequence_, std::memory_order_release);
   ringAll(*group_);
 }
 
@@ -180,6 +185,7 @@ Status DirectOp::progress(bool* progressed) {
   *progressed = false;
   if (state_ == State::kWaitSlot) {
     if (!slotFree()) return okStatus();
+    waitingFor_ = -1;
     post();
     state_ = State::kWaitPeers;
     *progressed = true;
@@ -189,7 +195,6 @@ Status DirectOp::progress(bool* progressed) {
     WEFT_RETURN_IF_ERROR(peersPosted(&all));
     if (!all) return okStatus();
     finish();
-    consume();
     state_ = State::kDone;
     *progressed = true;
   }
@@ -198,9 +203,9 @@ Status DirectOp::progress(bool* progressed) {
 
 std::string DirectOp::describeWait() const {
   if (state_ == State::kWaitSlot) {
-    return strprintf("direct operation #%llu: waiting for peers to finish reading operation #%llu",
-                     static_cast<unsigned long long>(sequence_),
-                     static_cast<unsigned long long>(sequence_ - 2));
+    return strprintf("direct operation #%llu: waiting for rank %d to reach operation #%llu",
+                     static_cast<unsigned long long>(sequence_), waitingFor_,
+                     static_cast<unsigned long long>(sequence_ - 1));
   }
   return strprintf("direct operation #%llu: waiting for rank %d to post its data",
                    static_cast<unsigned long long>(sequence_), waitingFor_);

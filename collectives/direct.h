@@ -5,9 +5,9 @@
 // path's headers, rings and schedules are gone.
 //
 // Two slots alternate between operations. A rank writes slot (seq % 2) only after every peer
-// has finished reading everything of operation seq - 2, which it says by raising its
-// `consumed` flag; so slots are never overwritten while read. Every rank reduces in rank order,
-// so all get the same bits.
+// has posted operation seq - 1: a rank posts an operation only once it has finished the one
+// before, so by then nobody reads operation seq - 2 from that slot any more. Every rank
+// reduces in rank order, so all get the same bits.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +35,9 @@ class DirectGroup {
   // The smallest slot of all ranks: the same number on every rank.
   size_t slotBytes() const { return slotBytes_; }
   uint64_t nextSequence() { return ++sequence_; }
+  // Whether rank r has posted operation `sequence` (or a later one), remembering what was seen
+  // so the shared flag is read again only when needed.
+  bool hasPosted(int r, uint64_t sequence);
 
   // Whether this collective goes direct: its data fits the slots and is at most maxBytes per
   // rank. Depends only on values every rank shares, so all ranks decide alike.
@@ -45,6 +48,7 @@ class DirectGroup {
   std::vector<const SlotArea*> areas_;
   size_t slotBytes_ = 0;
   uint64_t sequence_ = 0;
+  std::vector<uint64_t> seen_;  // per rank, the latest operation seen posted
 };
 
 class DirectOp : public Progressable {
@@ -66,11 +70,10 @@ class DirectOp : public Progressable {
   // What this rank puts in its slot, and whom it reads.
   size_t postBytes() const;
   bool readsFrom(int peer) const;
-  bool slotFree() const;
+  bool slotFree();
   Status peersPosted(bool* all);
   void post();
   void finish();
-  void consume();
 
   DirectGroup* group_ = nullptr;
   CollArgs args_;

@@ -21,15 +21,13 @@ struct SlotPost {
 
 struct SlotControl {
   alignas(64) SlotPost posted[2];
-  // The last operation for which this rank finished reading every slot.
-  alignas(64) std::atomic<uint64_t> consumed;
 };
 
 struct SlotArea {
   SlotControl* control = nullptr;
   char* slots[2] = {nullptr, nullptr};
   size_t slotBytes = 0;
-  Doorbell* doorbell = nullptr;  // the owner's: ring it after posting or consuming
+  Doorbell* doorbell = nullptr;  // the owner's: ring it after posting
 };
 
 }  // namespace weft
