@@ -11,6 +11,7 @@
 
 #include "collectives/algorithms.h"
 #include "collectives/executor.h"
+#include "collectives/placement.h"
 #include "collectives/schedule.h"
 #include "weft/weft.h"
 
@@ -31,6 +32,8 @@ struct ExecutorKey {
 
 struct CachedExecutor {
   Algo algo = Algo::kRing;
+  bool tiered = false;  // in tiers across hosts, with these algorithms
+  TierAlgos tiers;
   size_t scratchCount = 0;
   std::unique_ptr<Executor> executor;
 };

@@ -99,6 +99,7 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   p.str("WEFT_HOSTID", &c.hostId);
   p.str("WEFT_TOPO_FILE", &c.topoFile);
   p.str("WEFT_ALGO", &c.algo);
+  p.choice("WEFT_HIERARCHY", {"auto", "on", "off"}, &c.hierarchy);
   p.bytes("WEFT_CHUNK_BYTES", 64, &c.chunkBytes);
   *warnings = std::move(p.warnings);
   return c;

@@ -30,8 +30,9 @@ struct EnvConfig {
   std::string topoFile;             // WEFT_TOPO_FILE: a topology file used instead of discovery
 
   // Algorithms.
-  std::string algo;              // WEFT_ALGO
-  size_t chunkBytes = 1u << 20;  // WEFT_CHUNK_BYTES: pipelining slice of ring and tree
+  std::string hierarchy = "auto";  // WEFT_HIERARCHY: auto | on | off (tiers across hosts)
+  std::string algo;                // WEFT_ALGO
+  size_t chunkBytes = 1u << 20;    // WEFT_CHUNK_BYTES: pipelining slice of ring and tree
 };
 // The launcher's variables (WEFT_RANK, WEFT_WORLD_SIZE, WEFT_COMM_ID, WEFT_COMM_SECRET and those
 // of mpirun, srun and torchrun) are read in src/bootstrap/launch_env.cc.

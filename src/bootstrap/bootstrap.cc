@@ -91,6 +91,7 @@ Status Bootstrap::create(const UniqueIdData& id, const Options& options,
   mine.listen = WireAddress::from(bound);
   mine.hostHash = hostHash();
   mine.pid = getpid();
+  mine.locality = options.locality;
   gethostname(mine.hostname, sizeof(mine.hostname) - 1);
   WEFT_RETURN_IF_ERROR(b->meetAtRoot(id, mine));
   WEFT_RETURN_IF_ERROR(b->connectRing(id));

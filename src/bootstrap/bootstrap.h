@@ -21,6 +21,7 @@ class Bootstrap {
     SockAddr localAddress;  // where this rank listens (port 0)
     int64_t timeoutMs = 0;
     const AbortFlag* abort = nullptr;
+    uint32_t locality = 0;  // told to the other ranks
   };
 
   // Meets all ranks; returns when every rank is known and the ring is connected.

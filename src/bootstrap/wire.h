@@ -30,7 +30,7 @@ struct RankInfo {
   WireAddress listen;  // the rank's bootstrap listener
   uint64_t hostHash = 0;
   int32_t pid = 0;
-  int32_t reserved = 0;
+  uint32_t locality = 0;  // where the rank runs on its host (topology's packed RankLocality)
   char hostname[64] = {};
 };
 

@@ -4,10 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <mutex>
+#include <numeric>
+#include <tuple>
 
 #include "src/base/env.h"
 #include "src/base/log.h"
 #include "src/base/wait.h"
+#include "topology/topo.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
 
@@ -22,6 +26,21 @@ int usableCpus() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
   return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+// Where this process runs on its host, for rank placement. The host's topology (discovered or
+// WEFT_TOPO_FILE) is loaded once per process.
+Status localLocality(uint32_t* out) {
+  static std::once_flag once;
+  static Status loaded;
+  static topo::System* system = nullptr;
+  std::call_once(once, [] {
+    system = new topo::System();  // kept for the life of the process
+    loaded = topo::loadLocalSystem(system);
+  });
+  if (!loaded.ok()) return loaded.withContext("loading this host's topology");
+  *out = topo::packLocality(topo::localityOfNuma(*system, topo::currentNumaNode(*system)));
+  return okStatus();
 }
 
 Status chooseLocalAddress(const SockAddr& root, SockAddr* out) {
@@ -78,6 +97,7 @@ Status Communicator::connect(const UniqueIdData& id) {
 
 Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& localAddress) {
   Bootstrap::Options bo;
+  WEFT_RETURN_IF_ERROR(localLocality(&bo.locality));
   bo.rank = rank_;
   bo.nranks = nranks_;
   bo.localAddress = localAddress;
@@ -128,6 +148,9 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
     channelPtrs_[r] = &channels_[r];
   }
   linkModel_ = tcpPeers.empty() ? kShmModel : kTcpModel;
+  intraHostModel_ = config_.transport == "tcp" ? kTcpModel : kShmModel;
+  interHostModel_ = kTcpModel;
+  placeRanks();
   setUpDirect();
   size_t localRanks = 1;
   for (int r = 0; r < nranks_; ++r) {
@@ -139,6 +162,35 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   WEFT_INFO(kInit, "%s ready: shm to %zu peers, tcp to %zu peers, host %s", describe().c_str(),
             shmPeers.size(), tcpPeers.size(), ranks[rank_].hostname);
   return okStatus();
+}
+
+void Communicator::placeRanks() {
+  const auto& ranks = bootstrap_->ranks();
+  std::vector<uint64_t> hosts;  // in the order of their first rank
+  std::vector<int> hostOf(static_cast<size_t>(nranks_));
+  for (int r = 0; r < nranks_; ++r) {
+    auto it = std::find(hosts.begin(), hosts.end(), ranks[r].hostHash);
+    hostOf[r] = static_cast<int>(it - hosts.begin());
+    if (it == hosts.end()) hosts.push_back(ranks[r].hostHash);
+  }
+  ringOrder_.resize(static_cast<size_t>(nranks_));
+  std::iota(ringOrder_.begin(), ringOrder_.end(), 0);
+  auto place = [&](int r) {
+    topo::RankLocality l = topo::unpackLocality(ranks[r].locality);
+    return std::make_tuple(hostOf[r], l.package, l.numaNode, r);
+  };
+  std::sort(ringOrder_.begin(), ringOrder_.end(),
+            [&](int a, int b) { return place(a) < place(b); });
+  hostGroups_.hosts.assign(hosts.size(), {});
+  for (int r : ringOrder_)
+    hostGroups_.hosts[hostOf[r]].push_back(r);
+  if (logEnabled(LogLevel::kInfo, kInit)) {
+    std::string order;
+    for (int r : ringOrder_)
+      order += " " + std::to_string(r);
+    WEFT_INFO(kInit, "%s: ring order%s over %zu host(s)", describe().c_str(), order.c_str(),
+              hosts.size());
+  }
 }
 
 void Communicator::setUpDirect() {

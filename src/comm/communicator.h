@@ -15,6 +15,7 @@
 #include "collectives/cost_model.h"
 #include "collectives/direct.h"
 #include "collectives/executor_cache.h"
+#include "collectives/placement.h"
 #include "collectives/schedule.h"
 #include "src/base/status.h"
 #include "src/bootstrap/bootstrap.h"
@@ -51,6 +52,13 @@ class Communicator {
   // should yield the core early instead of spinning.
   bool oversubscribed() const { return oversubscribed_; }
   const LinkModel& linkModel() const { return linkModel_; }
+  // Links inside a host and between hosts, for pricing tiers.
+  const LinkModel& intraHostModel() const { return intraHostModel_; }
+  const LinkModel& interHostModel() const { return interHostModel_; }
+  // Ranks in the order rings follow: hosts together, and inside a host by socket and NUMA
+  // node; and each host's ranks in that order.
+  const std::vector<int>& ringOrder() const { return ringOrder_; }
+  const HostGroups& hostGroups() const { return hostGroups_; }
   const AlgoOverride& algoOverride() const { return algoOverride_; }
   AlgoParams algoParams(size_t elemSize) const;
   Bootstrap& bootstrap() { return *bootstrap_; }
@@ -92,6 +100,7 @@ class Communicator {
  private:
   Status connectTransports(const UniqueIdData& id, const SockAddr& localAddress);
   void setUpDirect();
+  void placeRanks();
   void closeLinks();
 
   const int rank_;
@@ -102,6 +111,10 @@ class Communicator {
   std::vector<Channel> channels_;
   std::vector<Channel*> channelPtrs_;
   LinkModel linkModel_;
+  LinkModel intraHostModel_;
+  LinkModel interHostModel_;
+  std::vector<int> ringOrder_;
+  HostGroups hostGroups_;
   bool oversubscribed_ = false;
   AlgoOverride algoOverride_;
   std::vector<char> scratch_;

@@ -17,6 +17,7 @@ Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
   c.directBytes = e.directBytes;
   c.chunkBytes = e.chunkBytes;
   c.algo = e.algo;
+  c.hierarchy = e.hierarchy;
   if (user != nullptr) {
     if (user->magic != WEFT_CONFIG_MAGIC || user->size < sizeof(weftConfig_t)) {
       return Status(weftInvalidArgument, "config was not initialised with WEFT_CONFIG_INITIALIZER");

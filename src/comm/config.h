@@ -21,6 +21,7 @@ struct CommConfig {
   size_t directBytes = 0;
   size_t chunkBytes = 0;
   std::string algo;
+  std::string hierarchy = "auto";
 };
 
 // user may be nullptr. Checks the struct's size, magic and version, and each field's range.

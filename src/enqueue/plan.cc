@@ -3,6 +3,7 @@
 #include "collectives/cost_model.h"
 #include "collectives/datatype.h"
 #include "collectives/executor_cache.h"
+#include "collectives/placement.h"
 #include "src/base/log.h"
 #include "src/comm/communicator.h"
 
@@ -30,6 +31,39 @@ uint64_t signatureOf(const Op& op) {
     h = (h ^ v) * 1099511628211ull;
   }
   return h;
+}
+
+// Whether a collective across hosts runs in tiers (reduce inside hosts, then among host
+// leaders, then broadcast inside hosts), priced tier by tier with the links each tier uses
+// against the flat algorithm's price in *predictedUs (updated when tiers win).
+bool chooseTiers(Communicator& comm, const CollArgs& a, size_t es, TierAlgos* tiers,
+                 double* predictedUs) {
+  const HostGroups& g = comm.hostGroups();
+  const std::string& mode = comm.config().hierarchy;
+  if (g.hosts.size() < 2 || mode == "off") return false;
+  if (a.kind != CollKind::kAllReduce && a.kind != CollKind::kBroadcast) return false;
+  size_t largestHost = 0;
+  for (const auto& h : g.hosts)
+    largestHost = std::max(largestHost, h.size());
+  if (largestHost < 2 && mode != "on") return false;  // one rank per host: nothing to gain
+  const size_t bytes = a.count * es;
+  const int local = static_cast<int>(largestHost);
+  const int hosts = static_cast<int>(g.hosts.size());
+  const AlgoOverride& allowed = comm.algoOverride();
+  AlgoChoice inter = chooseAlgo(a.kind, bytes, es, hosts, comm.interHostModel(), allowed);
+  AlgoChoice down =
+      chooseAlgo(CollKind::kBroadcast, bytes, es, local, comm.intraHostModel(), allowed);
+  double us = inter.predictedUs + down.predictedUs;
+  tiers->inter = inter.algo;
+  tiers->intraBroadcast = down.algo;
+  if (a.kind == CollKind::kAllReduce) {
+    AlgoChoice up = chooseAlgo(CollKind::kReduce, bytes, es, local, comm.intraHostModel(), allowed);
+    us += up.predictedUs;
+    tiers->intraReduce = up.algo;
+  }
+  if (mode != "on" && us >= *predictedUs) return false;
+  *predictedUs = us;
+  return true;
 }
 
 ExecutorKey keyOf(const Op& op) {
@@ -72,10 +106,15 @@ std::string PhaseLabel::describe() const {
     return strprintf("send/recv group #%llu (%zu calls)", static_cast<unsigned long long>(sequence),
                      count);
   }
+  std::string how = direct ? "direct" : algoName(algo);
+  if (tiered) {
+    how = strprintf("tiered %s/%s/%s",
+                    kind == CollKind::kAllReduce ? algoName(tiers.intraReduce) : "-",
+                    algoName(tiers.inter), algoName(tiers.intraBroadcast));
+  }
   return strprintf("%s #%llu (%zu x %s%s%s, %s)", collName(kind),
                    static_cast<unsigned long long>(sequence), count, typeName(type),
-                   reduces ? " " : "", reduces ? opName(op) : "",
-                   direct ? "direct" : algoName(algo));
+                   reduces ? " " : "", reduces ? opName(op) : "", how.c_str());
 }
 
 void Phase::finish() const {
@@ -115,6 +154,8 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
   if (cacheable) {
     if (CachedExecutor* hit = comm.executors().find(key)) {
       out->label.algo = hit->algo;
+      out->label.tiered = hit->tiered;
+      out->label.tiers = hit->tiers;
       hit->executor->rebind(collectiveBuffers(comm, op, a, hit->scratchCount));
       out->runnable = hit->executor.get();
       return okStatus();
@@ -123,17 +164,26 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
   const AlgoChoice choice =
       chooseAlgo(a.kind, messageBytes(a, es), es, a.nranks, comm.linkModel(), comm.algoOverride());
   out->label.algo = choice.algo;
+  double predictedUs = choice.predictedUs;
+  out->label.tiered = chooseTiers(comm, a, es, &out->label.tiers, &predictedUs);
   Schedule schedule;
-  WEFT_RETURN_IF_ERROR(buildSchedule(choice.algo, a, comm.algoParams(es), &schedule));
+  if (out->label.tiered) {
+    WEFT_RETURN_IF_ERROR(buildTieredSchedule(a, comm.algoParams(es), comm.hostGroups(),
+                                             out->label.tiers, &schedule));
+  } else {
+    WEFT_RETURN_IF_ERROR(
+        buildPlacedSchedule(choice.algo, a, comm.algoParams(es), comm.ringOrder(), &schedule));
+  }
   auto executor = std::make_unique<Executor>();
   WEFT_RETURN_IF_ERROR(executor->start(schedule,
                                        collectiveBuffers(comm, op, a, schedule.scratchCount),
                                        reduce, comm.channels(), comm.nranks()));
-  WEFT_TRACE(kColl, "%s: %zu steps, predicted %.1f us", out->label.describe().c_str(),
-             schedule.steps.size(), choice.predictedUs);
+  WEFT_INFO(kColl, "%s: %zu steps, predicted %.1f us", out->label.describe().c_str(),
+            schedule.steps.size(), predictedUs);
   if (cacheable) {
     CachedExecutor* entry = comm.executors().insert(
-        key, CachedExecutor{choice.algo, schedule.scratchCount, std::move(executor)});
+        key, CachedExecutor{choice.algo, out->label.tiered, out->label.tiers, schedule.scratchCount,
+                            std::move(executor)});
     out->runnable = entry->executor.get();
   } else {
     out->owned = std::move(executor);

@@ -10,6 +10,7 @@
 
 #include "collectives/algorithms.h"
 #include "collectives/executor.h"
+#include "collectives/placement.h"
 #include "collectives/progressable.h"
 #include "src/base/status.h"
 #include "src/enqueue/op.h"
@@ -27,6 +28,8 @@ struct PhaseLabel {
   weftRedOp_t op = weftSum;
   bool reduces = false;
   bool direct = false;  // through shared slots instead of an algorithm
+  bool tiered = false;  // in tiers across hosts (collectives/placement.h)
+  TierAlgos tiers;
   Algo algo = Algo::kRing;
   uint64_t sequence = 0;
 

@@ -66,6 +66,66 @@ TEST(Hosts, HostIdsSplitShmAndTcp) {
   }
 }
 
+// Ranks 0 and 2 on host "a", 1 and 3 on host "b": the ring order groups hosts (0 2 1 3), and
+// with WEFT_HIERARCHY=on all-reduce and broadcast run in tiers. Each simulated host reads its
+// own topology file. Results must not depend on any of it.
+class Tiers : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Tiers, AcrossSimulatedHosts) {
+  const std::string log = "/tmp/weft-tiers-test." + std::to_string(getpid());
+  const std::string data = WEFT_TOPOLOGY_DATA;
+  auto results = runProcesses(
+      4,
+      {{"WEFT_DEBUG", "INFO"}, {"WEFT_DEBUG_SUBSYS", "INIT,COLL"}, {"WEFT_HIERARCHY", GetParam()}},
+      [&](int rank) {
+        const bool hostA = rank % 2 == 0;
+        setenv("WEFT_HOSTID", hostA ? "a" : "b", 1);
+        setenv("WEFT_TOPO_FILE",
+               (data + (hostA ? "/cisco-ucs-2s-cpuonly-usnic.hwloc.xml"
+                              : "/rccl-model-8x-gfx906-pcie-2nic.nccl.xml"))
+                   .c_str(),
+               1);
+        setenv("WEFT_DEBUG_FILE", (log + "." + std::to_string(rank)).c_str(), 1);
+        weftComm_t comm = nullptr;
+        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
+        exchangeAndCheck(comm, rank, 4);
+        for (size_t count : {size_t{5}, size_t{4099}, size_t{300001}}) {
+          for (int root : {0, 3}) {
+            std::vector<double> b(count, rank == root ? 1.5 * root + 2 : -1.0);
+            ASSERT_EQ(weftBroadcast(b.data(), b.data(), count, weftFloat64, root, comm, nullptr),
+                      weftSuccess)
+                << weftGetLastError(comm);
+            EXPECT_EQ(b.front(), 1.5 * root + 2);
+            EXPECT_EQ(b.back(), 1.5 * root + 2);
+          }
+          std::vector<float> v(count, float(rank + 1));
+          std::vector<float> out(count);
+          ASSERT_EQ(weftAllReduce(v.data(), out.data(), count, weftFloat32, weftSum, comm, nullptr),
+                    weftSuccess);
+          EXPECT_EQ(out.front(), 10.0f);
+          EXPECT_EQ(out.back(), 10.0f);
+          std::vector<int32_t> all(count * 4);
+          std::vector<int32_t> mine(count, rank * 7);
+          ASSERT_EQ(weftAllGather(mine.data(), all.data(), count, weftInt32, comm, nullptr),
+                    weftSuccess);
+          for (int r = 0; r < 4; ++r)
+            EXPECT_EQ(all[r * count + count / 2], r * 7);
+        }
+        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+      });
+  expectAllOk(results);
+  for (int r = 0; r < 4; ++r) {
+    std::string path = log + "." + std::to_string(r);
+    std::string text = readFile(path);
+    EXPECT_NE(text.find("ring order 0 2 1 3 over 2 host(s)"), std::string::npos) << text;
+    bool tiered = text.find("tiered") != std::string::npos;
+    EXPECT_EQ(tiered, std::string(GetParam()) == "on") << text;
+    unlink(path.c_str());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Hierarchy, Tiers, ::testing::Values("on", "off"));
+
 bool haveIpv6Loopback() {
   int fd = socket(AF_INET6, SOCK_STREAM, 0);
   if (fd < 0) return false;

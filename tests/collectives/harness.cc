@@ -248,7 +248,8 @@ AssertionResult runTyped(const Case& c) {
     setUp(c, args, mem[r]);
     AlgoParams params;
     params.chunkCount = c.chunk;
-    Status st = buildSchedule(c.algo, args, params, &schedules[r]);
+    Status st = c.build ? c.build(args, params, &schedules[r])
+                        : buildSchedule(c.algo, args, params, &schedules[r]);
     if (!st.ok()) return AssertionFailure() << "rank " << r << ": " << st.message();
     mem[r].scratch = allocate<T>(schedules[r].scratchCount, sentinel<T>());
     buffers[r] = {mem[r].send, mem[r].recv,

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct Case {
   // All-to-allv: vcounts[p][q] elements go from rank p to rank q; the test lays them out with
   // gaps and in a different order on the receiving side.
   std::vector<std::vector<size_t>> vcounts;
+  // Builds each rank's schedule instead of buildSchedule(algo, ...) when set (placed and tiered
+  // schedules).
+  std::function<Status(const CollArgs&, const AlgoParams&, Schedule*)> build;
 };
 
 std::string describe(const Case& c);
