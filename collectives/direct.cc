@@ -68,11 +68,11 @@ void DirectOp::start(DirectGroup* group, const CollArgs& args, const void* send,
   waitingFor_ = -1;
 }
 
-size_t DirectOp::postBytes() const {
+size_t DirectOp::postBytes(int rank) const {
   const auto n = static_cast<size_t>(group_->nranks());
   switch (args_.kind) {
     case CollKind::kBroadcast:
-      return group_->rank() == args_.root ? args_.count * elemSize_ : 0;
+      return rank == args_.root ? args_.count * elemSize_ : 0;
     case CollKind::kReduceScatter:
     case CollKind::kAllToAll:
       return args_.count * n * elemSize_;
@@ -127,8 +127,9 @@ Status DirectOp::peersPosted(bool* all) {
 void DirectOp::post() {
   const SlotArea& mine = group_->area(group_->rank());
   const int slot = slotOf(sequence_);
-  size_t bytes = postBytes();
-  if (bytes > 0) memcpy(mine.slots[slot], send_, bytes);
+  size_t bytes = postBytes(group_->rank());
+  char* to = bytes <= kInlineSlotBytes ? mine.control->posted[slot].inlineData : mine.slots[slot];
+  if (bytes > 0) memcpy(to, send_, bytes);
   mine.control->posted[slot].signature.store(signature_, std::memory_order_relaxed);
   mine.control->posted[slot].sequence.store(sequence_, std::memory_order_release);
   ringAll(*group_);
@@ -139,7 +140,11 @@ void DirectOp::finish() {
   const int n = group_->nranks();
   const int me = group_->rank();
   const int slot = slotOf(sequence_);
-  auto slotOfRank = [&](int r) -> const char* { return group_->area(r).slots[slot]; };
+  // Where each rank's data is: in its flag's line when small, else in its slot.
+  auto slotOfRank = [&](int r) -> const char* {
+    const SlotArea& a = group_->area(r);
+    return postBytes(r) <= kInlineSlotBytes ? a.control->posted[slot].inlineData : a.slots[slot];
+  };
   const size_t block = args_.count * elemSize_;
   switch (args_.kind) {
     case CollKind::kAllReduce:

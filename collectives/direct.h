@@ -67,8 +67,8 @@ class DirectOp : public Progressable {
  private:
   enum class State { kWaitSlot, kWaitPeers, kDone };
 
-  // What this rank puts in its slot, and whom it reads.
-  size_t postBytes() const;
+  // What a rank puts in its slot, and whom this rank reads.
+  size_t postBytes(int rank) const;
   bool readsFrom(int peer) const;
   bool slotFree();
   Status peersPosted(bool* all);

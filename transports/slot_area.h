@@ -12,15 +12,20 @@
 
 namespace weft {
 
-struct SlotPost {
+// Data this small travels in the flag's own cache line, so a reader takes one line, not two.
+constexpr size_t kInlineSlotBytes = 48;
+
+struct alignas(64) SlotPost {
   // The operation whose data the slot holds (0: none yet), written last.
   std::atomic<uint64_t> sequence;
   // What the poster meant to do (collective, sizes, type...), so ranks that disagree find out.
   std::atomic<uint64_t> signature;
+  char inlineData[kInlineSlotBytes];
 };
+static_assert(sizeof(SlotPost) == 64);
 
 struct SlotControl {
-  alignas(64) SlotPost posted[2];
+  SlotPost posted[2];
 };
 
 struct SlotArea {
