@@ -45,11 +45,13 @@ void weftStream::work() {
       queue_.pop_front();
     }
     weft::Status s = task();
+    bool drained = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!s.ok() && firstError_.ok()) firstError_ = s;
-      --pending_;
+      drained = --pending_ == 0;
     }
-    changed_.notify_all();
+    // Only an empty queue interests the waiters; waking them per task costs a context switch.
+    if (drained) changed_.notify_all();
   }
 }
