@@ -56,6 +56,19 @@ Status launch(std::vector<Op> ops) {
   return first;
 }
 
+// A blocking call outside a group, the latency path: one work, kept per thread so a call
+// allocates nothing once the thread has made one.
+Status runNow(Op op) {
+  thread_local std::vector<CommWork> works(1);
+  CommWork& w = works[0];
+  w.comm = op.comm;
+  w.collectives.clear();
+  w.p2p.clear();
+  (op.kind == OpKind::kCollective ? w.collectives : w.p2p).push_back(std::move(op));
+  w.ticket = w.comm->takeTicket();
+  return runWorks(works);
+}
+
 }  // namespace
 
 bool inGroup() {
@@ -71,6 +84,7 @@ Status submitOp(Op op) {
     tGroup.ops.push_back(std::move(op));
     return okStatus();
   }
+  if (op.stream == nullptr) return runNow(std::move(op));
   std::vector<Op> one;
   one.push_back(std::move(op));
   return launch(std::move(one));

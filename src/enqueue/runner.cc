@@ -75,7 +75,9 @@ Status checkWhileIdle(Active& a) {
 // the sockets of tcp peers, or a short sleep.
 class Runner {
  public:
-  explicit Runner(std::vector<CommWork>& works) : active_(works.size()) {
+  explicit Runner(std::vector<CommWork>& works) : active_(pool()) {
+    active_.clear();
+    active_.resize(works.size());
     for (size_t i = 0; i < works.size(); ++i)
       active_[i].work = &works[i];
     oversubscribed_ = !works.empty() && works[0].comm->oversubscribed();
@@ -116,6 +118,7 @@ class Runner {
     }
     for (Active& a : active_)
       a.work->comm->endTurn();
+    active_.clear();
     return first_;
   }
 
@@ -211,7 +214,14 @@ class Runner {
 #endif
   }
 
-  std::vector<Active> active_;
+  // Per thread and reused, so a call allocates nothing for its bookkeeping; emptied when done so
+  // no executor outlives its call.
+  static std::vector<Active>& pool() {
+    thread_local std::vector<Active> active;
+    return active;
+  }
+
+  std::vector<Active>& active_;
   std::vector<pollfd> pollFds_;
   bool oversubscribed_ = false;
   bool anyLeft_ = true;
