@@ -1,5 +1,7 @@
 #include "collectives/algo_override.h"
 
+#include "src/base/text.h"
+
 #include <cctype>
 #include <optional>
 #include <string_view>
@@ -20,22 +22,12 @@ uint8_t supportedMask(CollKind kind) {
   return mask;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> parts;
-  for (size_t start = 0;;) {
-    size_t end = s.find(sep, start);
-    parts.push_back(trim(s.substr(start, end == std::string_view::npos ? end : end - start)));
-    if (end == std::string_view::npos) return parts;
-    start = end + 1;
-  }
+// Pieces between sep, each trimmed.
+std::vector<std::string_view> splitTrimmed(std::string_view s, char sep) {
+  std::vector<std::string_view> parts = split(s, sep);
+  for (auto& p : parts)
+    p = trim(p);
+  return parts;
 }
 
 // "ring,tree" or "^tree".
@@ -58,7 +50,7 @@ Status parseSelection(const std::string& text, std::string_view list, Selection*
     sel.exclude = true;
     list = trim(list.substr(1));
   }
-  for (std::string_view name : split(list, ',')) {
+  for (std::string_view name : splitTrimmed(list, ',')) {
     if (name.empty()) return invalid(text, "empty algorithm name");
     std::optional<Algo> algo = parseAlgo(name);
     if (!algo) {
@@ -99,7 +91,7 @@ Status AlgoOverride::parse(const std::string& text, AlgoOverride* out) {
   AlgoOverride result;
   std::optional<Selection> fallback;
   std::array<std::optional<Selection>, kNumCollKinds> perKind;
-  for (std::string_view entry : split(trim(text), ';')) {
+  for (std::string_view entry : splitTrimmed(trim(text), ';')) {
     if (entry.empty()) continue;  // "" and a trailing ';'
     size_t colon = entry.find(':');
     Selection sel;

@@ -5,28 +5,10 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "src/base/text.h"
+
 namespace weft::topo {
 namespace {
-
-std::vector<std::string_view> split(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
-  size_t pos = 0;
-  while (true) {
-    size_t next = text.find(sep, pos);
-    parts.push_back(text.substr(pos, next == std::string_view::npos ? next : next - pos));
-    if (next == std::string_view::npos) break;
-    pos = next + 1;
-  }
-  return parts;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.remove_suffix(1);
-  return s;
-}
 
 std::optional<uint32_t> hexWord(std::string_view w) {
   if (w.size() >= 2 && w[0] == '0' && (w[1] == 'x' || w[1] == 'X')) w.remove_prefix(2);

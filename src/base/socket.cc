@@ -15,6 +15,7 @@
 
 #include "src/base/env.h"
 #include "src/base/log.h"
+#include "src/base/text.h"
 
 namespace weft {
 namespace {
@@ -34,18 +35,6 @@ void setNonBlocking(int fd) {
   fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
-std::vector<std::string> splitList(const std::string& text) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string::npos) comma = text.size();
-    if (comma > pos) out.push_back(text.substr(pos, comma - pos));
-    pos = comma + 1;
-  }
-  return out;
-}
-
 bool matchesSpec(const std::string& name, const std::string& spec) {
   if (spec.empty()) return name.rfind("docker", 0) != 0 && name != "lo";
   bool exclude = spec[0] == '^';
@@ -53,7 +42,8 @@ bool matchesSpec(const std::string& name, const std::string& spec) {
   bool exact = !rest.empty() && rest[0] == '=';
   if (exact) rest = rest.substr(1);
   bool hit = false;
-  for (const auto& word : splitList(rest)) {
+  for (std::string_view word : split(rest, ',')) {
+    if (word.empty()) continue;
     hit = hit || (exact ? name == word : name.rfind(word, 0) == 0);
   }
   return exclude ? !hit : hit;

@@ -81,23 +81,11 @@ int connectTo(int port) {
   return -1;
 }
 
-int freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 // While rank 3 is late, strangers connect to the rendezvous: one sends garbage, one a
 // well-formed hello with the wrong secret, one says nothing and hangs up. The real ranks still
 // form a communicator that works.
 TEST(Strangers, RefusedWhileTheCommunicatorForms) {
-  const int port = freePort();
+  const int port = freeLoopbackPort();
   // The strangers are a process of their own, so the test forks its ranks without threads.
   pid_t strangers = fork();
   if (strangers == 0) {

@@ -15,8 +15,6 @@
 #include <random>
 
 namespace weft::test {
-namespace {
-
 int freeLoopbackPort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -28,6 +26,8 @@ int freeLoopbackPort() {
   close(fd);
   return ntohs(a.sin_port);
 }
+
+namespace {
 
 std::string randomSecret() {
   std::random_device rd;

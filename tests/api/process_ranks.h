@@ -27,6 +27,9 @@ std::vector<ProcessResult> runProcesses(int nranks, const EnvList& env,
                                         const std::function<void(int rank)>& body,
                                         int timeoutSec = 300);
 
+// A loopback port nobody listens on right now.
+int freeLoopbackPort();
+
 // EXPECTs every result ok.
 void expectAllOk(const std::vector<ProcessResult>& results);
 
