@@ -37,10 +37,18 @@ void Executor::ReduceSink::accept(size_t offset, const void* data, size_t bytes)
   }
 }
 
+size_t Executor::stepBytes(const Step& s) const {
+  const Ref& first = s.kind == StepKind::kRecv ? s.dst : s.src;
+  return first.buf < buffers_.size() ? bytesOf(first, s.count) : 0;
+}
+
 Status Executor::checkStep(const Step& s) const {
+  // In bytes: a copy may join buffers of different element sizes (a send to oneself).
+  const size_t bytes = stepBytes(s);
   auto inBounds = [&](const Ref& r) {
-    return r.buf < buffers_.size() && r.offset <= buffers_[r.buf].count &&
-           s.count <= buffers_[r.buf].count - r.offset;
+    if (r.buf >= buffers_.size()) return false;
+    const BufferView& b = buffers_[r.buf];
+    return r.offset <= b.count && bytes <= (b.count - r.offset) * b.elemSize;
   };
   bool usesSrc = s.kind != StepKind::kRecv;
   bool usesDst = s.kind != StepKind::kSend;
@@ -81,13 +89,14 @@ Status Executor::start(const Schedule& schedule, std::vector<BufferView> buffers
   }
   std::vector<Footprint> footprints;
   footprints.reserve(steps_.size());
-  auto range = [this](const Ref& r, size_t count) {
-    auto begin = reinterpret_cast<uintptr_t>(addressOf(r));
-    return Footprint::Range{begin, begin + bytesOf(r, count)};
-  };
   for (uint32_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
     WEFT_RETURN_IF_ERROR(checkStep(s));
+    const size_t bytes = stepBytes(s);
+    auto range = [this, bytes](const Ref& r, size_t) {
+      auto begin = reinterpret_cast<uintptr_t>(addressOf(r));
+      return Footprint::Range{begin, begin + bytes};
+    };
     footprints.push_back(footprintOf(s, range));
     if (s.kind == StepKind::kSend) peers_[peerIndex_[s.peer]].sends.push_back(i);
     if (s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce) {

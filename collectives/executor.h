@@ -86,6 +86,9 @@ class Executor : public Progressable {
 
   Status checkStep(const Step& s) const;
   size_t bytesOf(const Ref& r, size_t count) const { return count * buffers_[r.buf].elemSize; }
+  // A step's length: its count in elements of its first buffer (the source, or a receive's
+  // destination).
+  size_t stepBytes(const Step& s) const;
   char* addressOf(const Ref& r) const {
     return buffers_[r.buf].base + r.offset * buffers_[r.buf].elemSize;
   }

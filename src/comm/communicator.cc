@@ -226,6 +226,7 @@ char* Communicator::scratch(size_t bytes) {
 }
 
 Status Communicator::waitForTurn(uint64_t ticket) {
+  if (doneTicket_.load(std::memory_order_acquire) == ticket) return okStatus();
   Backoff backoff;
   Deadline deadline = Deadline::after(config_.timeoutMs);
   while (doneTicket_.load(std::memory_order_acquire) != ticket) {
@@ -254,6 +255,9 @@ Status Communicator::drain() {
 
 Status Communicator::usable() const {
   if (abort_.load()) return Status(weftInvalidUsage, describe() + " was aborted");
+  if (!failed_.load(std::memory_order_acquire) && state_.load() != State::kFinalized) {
+    return okStatus();
+  }
   std::lock_guard<std::mutex> lock(errorMutex_);
   if (!error_.ok()) {
     return Status(error_.code(), describe() + " failed earlier: " + error_.message());
@@ -269,6 +273,7 @@ void Communicator::fail(const Status& status) {
     std::lock_guard<std::mutex> lock(errorMutex_);
     if (!error_.ok()) return;
     error_ = status;
+    failed_.store(true, std::memory_order_release);
   }
   WEFT_WARN(kInit, "%s: %s", describe().c_str(), status.message().c_str());
   if (state_.load() == State::kInitializing) state_.store(State::kFailed);

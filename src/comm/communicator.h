@@ -129,6 +129,7 @@ class Communicator {
   std::atomic<uint64_t> doneTicket_{0};
   uint64_t sequence_ = 0;
 
+  std::atomic<bool> failed_{false};  // error_ is set: the fast check of usable()
   mutable std::mutex errorMutex_;
   Status error_;
   std::string lastError_;

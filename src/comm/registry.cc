@@ -1,5 +1,6 @@
 #include "src/comm/registry.h"
 
+#include <atomic>
 #include <mutex>
 #include <unordered_set>
 
@@ -7,6 +8,11 @@ namespace weft {
 namespace {
 
 std::mutex gMutex;
+// Bumped whenever a communicator goes away, so a thread may trust the last handle it checked
+// until then without taking the lock.
+std::atomic<uint64_t> gGeneration{0};
+thread_local const Communicator* tChecked = nullptr;
+thread_local uint64_t tCheckedGeneration = 0;
 std::unordered_set<const Communicator*>& live() {
   static auto* set = new std::unordered_set<const Communicator*>();  // outlives static dtors
   return *set;
@@ -22,11 +28,17 @@ void registerComm(Communicator* comm) {
 void unregisterComm(Communicator* comm) {
   std::lock_guard<std::mutex> lock(gMutex);
   live().erase(comm);
+  gGeneration.fetch_add(1, std::memory_order_release);
 }
 
 bool isLiveComm(const Communicator* comm) {
+  const uint64_t generation = gGeneration.load(std::memory_order_acquire);
+  if (comm == tChecked && generation == tCheckedGeneration) return true;
   std::lock_guard<std::mutex> lock(gMutex);
-  return live().count(comm) != 0;
+  if (live().count(comm) == 0) return false;
+  tChecked = comm;
+  tCheckedGeneration = generation;
+  return true;
 }
 
 }  // namespace weft

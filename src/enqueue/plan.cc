@@ -198,9 +198,22 @@ Status planPointToPoint(Communicator& comm, const std::vector<Op>& ops, Phase* o
   out->label.count = ops.size();
   out->label.sequence = comm.nextSequence();
   Schedule schedule;
-  std::vector<BufferView> buffers(3);  // the collective buffers, unused here
+  std::vector<BufferView> buffers(3);  // send and recv unused here; scratch in bytes below
   std::vector<size_t> selfSends;
   std::vector<size_t> selfRecvs;
+  // A receive into memory that a send of the group reads lands in scratch first and is copied
+  // out after the sends (MPI_Sendrecv_replace semantics): receiving in place would have to wait
+  // for the send, and the peer's send for our receive.
+  auto overlapsASend = [&](const char* p, size_t bytes) {
+    for (const Op& o : ops) {
+      if (o.kind != OpKind::kSend) continue;
+      const char* s = static_cast<const char*>(o.sendbuff);
+      if (bytes > 0 && p < s + o.count * typeSize(o.type) && s < p + bytes) return true;
+    }
+    return false;
+  };
+  std::vector<std::pair<BufId, size_t>> staged;  // (receive buffer, scratch byte offset)
+  size_t scratchBytes = 0;
   for (const Op& op : ops) {
     const size_t es = typeSize(op.type);
     const void* p = op.kind == OpKind::kSend ? op.sendbuff : op.recvbuff;
@@ -210,9 +223,17 @@ Status planPointToPoint(Communicator& comm, const std::vector<Op>& ops, Phase* o
       (op.kind == OpKind::kSend ? selfSends : selfRecvs).push_back(id);
     } else if (op.kind == OpKind::kSend) {
       schedule.send(op.peer, Ref{id, 0}, op.count);
+    } else if (overlapsASend(bytesOf(p), op.count * es)) {
+      schedule.recv(op.peer, Ref{kScratchBuf, scratchBytes}, op.count * es);
+      staged.emplace_back(id, scratchBytes);
+      scratchBytes += (op.count * es + 63) / 64 * 64;
     } else {
       schedule.recv(op.peer, Ref{id, 0}, op.count);
     }
+  }
+  buffers[kScratchBuf] = BufferView{comm.scratch(scratchBytes), scratchBytes, 1};
+  for (const auto& [id, offset] : staged) {
+    schedule.copy(Ref{kScratchBuf, offset}, Ref{id, 0}, buffers[id].count * buffers[id].elemSize);
   }
   // Sends to oneself pair with receives from oneself in posting order.
   if (selfSends.size() != selfRecvs.size()) {

@@ -95,7 +95,7 @@ class Runner {
     const uint32_t spins = oversubscribed_ ? 16 : 4000;
     const uint32_t yields = oversubscribed_ ? 4 : 64;
     uint32_t idleRounds = 0;
-    auto lastCheck = Clock::now();
+    Clock::time_point lastCheck{};  // read from the clock only once idle
     for (;;) {
       bool progressed = pass();
       if (!anyLeft_) break;
@@ -109,8 +109,10 @@ class Runner {
       } else if (idleRounds < spins + yields) {
         sched_yield();
       } else {
-        if (Clock::now() - lastCheck > kPeerCheckInterval) {
-          lastCheck = Clock::now();
+        const auto now = Clock::now();
+        if (lastCheck == Clock::time_point{}) lastCheck = now;
+        if (now - lastCheck > kPeerCheckInterval) {
+          lastCheck = now;
           checkIdle();
         }
         if (block()) idleRounds = 0;

@@ -130,6 +130,27 @@ TEST_F(Comms, GroupedRingSendRecvBothOrders) {
   ringExchange(comms_, true);
 }
 
+// Send and receive through one buffer in a group, as MPI_Sendrecv_replace: the send takes the
+// old contents, the buffer ends with what arrived. Large enough that doing the receive only
+// after the send would deadlock.
+TEST_F(Comms, GroupedSendRecvInPlace) {
+  init(3);
+  const size_t count = 3u << 20;
+  onEachRank(comms_, [&](int r) {
+    std::vector<int32_t> buf(count);
+    std::iota(buf.begin(), buf.end(), r * 1000);
+    const int next = (r + 1) % 3;
+    const int prev = (r + 2) % 3;
+    ASSERT_EQ(weftGroupStart(), weftSuccess);
+    ASSERT_EQ(weftSend(buf.data(), count, weftInt32, next, comms_[r], nullptr), weftSuccess);
+    ASSERT_EQ(weftRecv(buf.data(), count, weftInt32, prev, comms_[r], nullptr), weftSuccess);
+    ASSERT_EQ(weftGroupEnd(), weftSuccess) << weftGetLastError(comms_[r]);
+    for (size_t i = 0; i < count; i += 4099)
+      ASSERT_EQ(buf[i], prev * 1000 + int32_t(i));
+    ASSERT_EQ(buf.back(), prev * 1000 + int32_t(count - 1));
+  });
+}
+
 TEST_F(Comms, SendRecvToSelfAndPairs) {
   init(2);
   onEachRank(comms_, [&](int r) {
