@@ -26,6 +26,13 @@ inline float bf16ToFloat(uint16_t b) {
   memcpy(&f, &bits, sizeof(f));
   return f;
 }
-uint16_t floatToBf16(float f);
+// Branch-free, so loops over it vectorise.
+inline uint16_t floatToBf16(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof(bits));
+  uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  uint32_t quietNan = (bits >> 16) | 0x40u;
+  return static_cast<uint16_t>((bits & 0x7fffffffu) > 0x7f800000u ? quietNan : rounded);
+}
 
 }  // namespace weft

@@ -150,6 +150,42 @@ TEST(Reduce, HalfTypesThroughFloat) {
   EXPECT_EQ(bf16ToFloat(e[1]), -16.0f);
 }
 
+// Long enough for the vector paths (F16C for float16, AVX2 clones elsewhere), with a tail.
+TEST(Reduce, HalfTypesLongVectors) {
+  const size_t n = 1027;
+  std::vector<uint16_t> a(n);
+  std::vector<uint16_t> b(n);
+  for (size_t i = 0; i < n; ++i) {
+    // Finite halves of both signs and many exponents, by their bits.
+    a[i] = static_cast<uint16_t>((i * 2654435761u) % 0x7c00u) | ((i % 3 == 0) ? 0x8000 : 0);
+    b[i] = static_cast<uint16_t>((i * 40503u + 7) % 0x7c00u) | ((i % 5 == 0) ? 0x8000 : 0);
+  }
+  for (weftRedOp_t op : {weftSum, weftProd, weftMax, weftMin}) {
+    SCOPED_TRACE(opName(op));
+    std::vector<uint16_t> out(n);
+    reduceFunction(weftFloat16, op)(out.data(), a.data(), b.data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      double x = halfValue(a[i]);
+      double y = halfValue(b[i]);
+      double e = op == weftSum    ? x + y
+                 : op == weftProd ? x * y
+                 : op == weftMax  ? std::max(x, y)
+                                  : std::min(x, y);
+      double got = halfValue(out[i]);
+      if (std::fabs(e) > 65504) {
+        ASSERT_TRUE(std::isinf(got)) << i;
+        continue;
+      }
+      // Rounded once to the nearest half: within half a unit in the last place (subnormals
+      // have a fixed unit of 2^-24).
+      int exp = 0;
+      std::frexp(e, &exp);
+      double ulp = std::ldexp(1.0, std::max(exp - 11, -24));
+      ASSERT_LE(std::fabs(got - e), ulp / 2) << i << ": " << x << " op " << y;
+    }
+  }
+}
+
 TEST(Reduce, AverageDivides) {
   std::vector<int32_t> i = {7, -7, 9};
   finishAverage(i.data(), 3, weftInt32, 2);
