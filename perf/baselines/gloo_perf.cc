@@ -2,8 +2,10 @@
 // comparison (see sweep.h). It starts its own ranks as forked processes, which meet through a
 // Gloo FileStore in a fresh temporary directory:
 //   gloo-perf --np 2 all_reduce -b 8 -e 128M -f 2 -n 20 -w 5 -c 1
-// all_reduce is Gloo's ring; reduce_scatter is ReduceScatterHalvingDoubling, which works in
-// place only: timed calls run it in place, checked calls copy in and out around it.
+// all_reduce is Gloo's ring. reduce_scatter is that all-reduce into a scratch buffer and a copy
+// of this rank's block: Gloo's own ReduceScatterHalvingDoubling is in place only and races (its
+// last step overwrites a block its tcp send may still be reading: wrong results from 64 MiB up
+// here), so a Gloo user gets reduce-scatter through all-reduce.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,7 +17,6 @@
 #include <gloo/broadcast.h>
 #include <gloo/math.h>
 #include <gloo/reduce.h>
-#include <gloo/reduce_scatter.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/transport/tcp/device.h>
@@ -58,20 +59,14 @@ class GlooBackend : public Backend {
   int rank() const override { return context_->rank; }
   int nranks() const override { return context_->size; }
 
-  void run(Coll coll, const float* send, float* recv, size_t count, int root, bool timed) override {
+  void run(Coll coll, const float* send, float* recv, size_t count, int root) override {
+    if (count == 0) return;  // Gloo rejects empty buffers; there is nothing to move
     float* in = const_cast<float*>(send);
     size_t n = static_cast<size_t>(context_->size);
     switch (coll) {
-      case Coll::kAllReduce: {
-        gloo::AllreduceOptions o(context_);
-        o.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
-        o.setInput(in, count);
-        o.setOutput(recv, count);
-        o.setReduceFunction(kSumFloat);
-        o.setTag(nextTag());
-        gloo::allreduce(o);
+      case Coll::kAllReduce:
+        allReduce(in, recv, count);
         break;
-      }
       case Coll::kAllGather: {
         gloo::AllgatherOptions o(context_);
         o.setInput(in, count);
@@ -81,7 +76,10 @@ class GlooBackend : public Backend {
         break;
       }
       case Coll::kReduceScatter:
-        reduceScatter(send, recv, count, timed);
+        scratch_.resize(count * n);
+        allReduce(in, scratch_.data(), count * n);
+        std::memcpy(recv, scratch_.data() + count * static_cast<size_t>(rank()),
+                    count * sizeof(float));
         break;
       case Coll::kBroadcast: {
         gloo::BroadcastOptions o(context_);
@@ -142,33 +140,19 @@ class GlooBackend : public Backend {
  private:
   uint32_t nextTag() { return tag_++; }
 
-  // The algorithm is built once per size (it sets up its buffers then) on a work buffer of
-  // count * nranks elements, and reduces into its start.
-  void reduceScatter(const float* send, float* recv, size_t count, bool timed) {
-    size_t total = count * static_cast<size_t>(context_->size);
-    if (!rs_ || rsCount_ != count) {
-      rs_.reset();
-      work_.assign(total, 0.0f);  // zeros stay zeros through the timed in-place sums
-      std::vector<int> elems(context_->size, static_cast<int>(count));
-      rs_ = std::make_unique<gloo::ReduceScatterHalvingDoubling<float>>(
-          context_, std::vector<float*>{work_.data()}, static_cast<int>(total), elems);
-      rsCount_ = count;
-    }
-    if (timed) {
-      rs_->run();
-      return;
-    }
-    std::memcpy(work_.data(), send, total * sizeof(float));
-    rs_->run();
-    std::memcpy(recv, work_.data(), count * sizeof(float));
-    std::fill(work_.begin(), work_.end(), 0.0f);
+  void allReduce(float* in, float* out, size_t count) {
+    gloo::AllreduceOptions o(context_);
+    o.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+    o.setInput(in, count);
+    o.setOutput(out, count);
+    o.setReduceFunction(kSumFloat);
+    o.setTag(nextTag());
+    gloo::allreduce(o);
   }
 
   std::shared_ptr<gloo::Context> context_;
   uint32_t tag_ = 1;
-  std::vector<float> work_;
-  std::unique_ptr<gloo::ReduceScatterHalvingDoubling<float>> rs_;
-  size_t rsCount_ = 0;
+  std::vector<float> scratch_;
 };
 
 int runRank(int rank, int nranks, const std::string& storeDir, const Options& o) {
@@ -213,6 +197,10 @@ int runRanks(int nranks, const Options& o) {
     if (pid < 0) break;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
     if (!failed) {
+      if (WIFSIGNALED(status)) {
+        std::fprintf(stderr, "gloo-perf: a rank (pid %d) was killed by signal %d\n", pid,
+                     WTERMSIG(status));
+      }
       std::fprintf(stderr, "gloo-perf: a rank (pid %d) failed: stopping the others\n", pid);
       for (pid_t p : pids)
         if (p != pid) ::kill(p, SIGTERM);

@@ -19,7 +19,7 @@ class MpiBackend : public Backend {
   int rank() const override { return rank_; }
   int nranks() const override { return nranks_; }
 
-  void run(Coll coll, const float* send, float* recv, size_t count, int root, bool) override {
+  void run(Coll coll, const float* send, float* recv, size_t count, int root) override {
     int n = static_cast<int>(count);
     MPI_Comm w = MPI_COMM_WORLD;
     switch (coll) {

@@ -67,26 +67,26 @@ class Sweep {
 
  private:
   // Successive iterations move through the buffer, as in weft-perf and nccl-tests.
-  void call(int iter, bool timed) {
+  void call(int iter) {
     size_t total = reportedBytes(counts_, sizeof(float));
     size_t steps = total ? std::max<size_t>(o_.maxBytes / total, 1) : 1;
     size_t shift = total * (static_cast<size_t>(iter) % steps) / sizeof(float);
-    b_.run(o_.coll, send_.get() + shift, recv_.get() + shift, counts_.paramCount, o_.root, timed);
+    b_.run(o_.coll, send_.get() + shift, recv_.get() + shift, counts_.paramCount, o_.root);
   }
 
   void warmUp(size_t bytes) {
     counts_ = collCounts(o_.coll, bytes / sizeof(float), b_.nranks());
     for (int i = 0; i < o_.warmupIters; ++i)
-      call(i, true);
+      call(i);
   }
 
   // A first call outside the timing, then all ranks start together; the slowest rank's mean.
   double measure() {
-    call(0, true);
+    call(0);
     b_.barrier();
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < o_.iters; ++i)
-      call(i, true);
+      call(i);
     std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - t0;
     return b_.maxOverRanks(elapsed.count() / o_.iters);
   }
@@ -98,7 +98,7 @@ class Sweep {
     fillInput(spec, b_.rank(), send_.get(), counts_.sendCount);
     size_t n = expectedCount(spec, b_.rank(), counts_);
     fillExpected(spec, b_.rank(), counts_, expected_.get());
-    b_.run(o_.coll, send_.get(), recv_.get(), counts_.paramCount, o_.root, false);
+    b_.run(o_.coll, send_.get(), recv_.get(), counts_.paramCount, o_.root);
     return b_.sumOverRanks(countWrong(spec, recv_.get(), expected_.get(), n));
   }
 

@@ -26,10 +26,8 @@ class Backend {
   virtual int rank() const = 0;
   virtual int nranks() const = 0;
   // One blocking float32-sum call with weft's arguments: count is the per-call element count
-  // weft-perf passes (collCounts().paramCount). timed: a call inside the timed loop, whose
-  // result nobody reads (Gloo's in-place-only reduce-scatter skips its copies then).
-  virtual void run(Coll coll, const float* send, float* recv, size_t count, int root,
-                   bool timed) = 0;
+  // weft-perf passes (collCounts().paramCount); root matters to broadcast and reduce.
+  virtual void run(Coll coll, const float* send, float* recv, size_t count, int root) = 0;
   virtual void barrier() = 0;
   virtual double maxOverRanks(double value) = 0;
   virtual int64_t sumOverRanks(int64_t value) = 0;

@@ -1,27 +1,30 @@
 // weft-membw: what this machine's memory can do, and the bound it puts on each collective.
 //
-// Two kernels at each size, on 1 and 2 threads (each thread on its own buffers of that size, so
-// t threads stand for t ranks): copy (memcpy) and reduce (float32 dst = a + b). GB/s counts the
-// bytes read plus written (copy 2 per byte of size, reduce 3), summed over the threads; each
-// figure is the median of a few timed trials.
+// Two kernels at each size, on 1 and 2 threads (each thread on its own buffers, so t threads
+// stand for t ranks): copy (memcpy) and reduce (float32 dst = a + b). GB/s counts the bytes read
+// plus written (copy 2 per byte of size, reduce 3), summed over the threads; each figure is the
+// median of a few timed trials. Like weft-perf, successive kernels move through buffers as large
+// as the largest size (-e), so a size is measured from cache or from memory just as a sweep
+// with that -e measures it.
 //
-// The bound. Through shared memory with single copy (ranks read each other's buffers), the
-// least traffic a collective of size S (weft-perf's size column) at n ranks causes, summed over
-// the ranks, is (R: bytes through a reduction, C: bytes through a copy, read plus written):
-//   all_reduce      R = (n+1) S   each rank reduces its S/n slice: reads n slices, writes one
-//                   C = 2(n-1) S  then reads the n-1 slices it lacks and writes them
-//   reduce_scatter  R = (n+1) S   (S: the input) the same first phase, and nothing else
-//   reduce          R = (n+1) S   the root's S read from n inputs and written once, in slices
-//                                 that any rank may reduce
-//   all_gather      C = 2n S      (S: the output) every rank reads and writes all of it
-//   broadcast       C = 2n S      n-1 ranks read the root's S and write it; the root copies
-//                                 its input to its output (out of place)
-//   all_to_all      C = 2n S      every rank reads and writes S
+// The bound. Through shared memory with single copy (a rank may read and write every rank's
+// buffers), the least traffic a collective of size S (weft-perf's size column) at n ranks
+// causes, summed over the ranks, is every input byte read once and every output byte written
+// once (R: through a reduction, C: through a copy; bytes read plus written; per rank: / n):
+//   all_reduce      R = 2n S     n inputs of S read, n outputs of S written: each slice is
+//                                reduced once from the n inputs and written to all n outputs
+//   reduce_scatter  R = (n+1) S  (S: the input) n inputs read, n blocks of S/n written
+//   reduce          R = (n+1) S  n inputs read, the root's output written (any rank may reduce
+//                                a slice of it)
+//   all_gather      C = (n+1) S  (S: the output) n blocks of S/n read, n outputs written
+//   broadcast       C = (n+1) S  the root's input read, n outputs written (the root's too: out
+//                                of place)
+//   all_to_all      C = 2n S     every block read once and written once
 // With the machine's aggregate bandwidths at t = min(n, most threads probed) threads, no run
 // can be faster than  T = R / reduceGBs(S, t) + C / copyGBs(S, t); the bound busbw is weft-perf's
 // busbw for time T, and weft's busbw divided by it is how close weft gets (T / weft's time).
-// The reduce kernel reads 2 inputs per output; an n-input reduction is assumed to move its
-// (n+1) bytes per element at the same rate.
+// Kernels that read k streams and write m are assumed to move bytes at the rate measured for
+// their kind (reduce: 2 in, 1 out; copy: 1 in, 1 out).
 //
 // Output, machine readable after '#' lines:
 //   bw SIZE THREADS COPY_GBps REDUCE_GBps
@@ -77,10 +80,14 @@ struct Bandwidth {
 };
 
 // Runs `reps` of a kernel on each of `threads` threads (the caller is thread 0) on their own
-// buffers, started together; the median over trials of the aggregate GB/s.
+// buffers, started together; the median over trials of the aggregate GB/s. Successive reps move
+// through buffers of `walkBytes`, as weft-perf and the baselines move through theirs (sized by
+// their largest size), so data comes from where a benchmark's would: cache at small sizes and
+// small sweeps, memory otherwise.
 class Probe {
  public:
-  Probe(size_t bytes, int threads) : bytes_(bytes), threads_(threads), sync_(threads) {}
+  Probe(size_t bytes, size_t walkBytes, int threads)
+      : bytes_(bytes), walkBytes_(std::max(bytes, walkBytes)), threads_(threads), sync_(threads) {}
 
   Bandwidth run() {
     std::vector<std::thread> workers;
@@ -94,18 +101,23 @@ class Probe {
 
  private:
   Bandwidth work(bool timer) {
-    float* a = allocate(bytes_);
-    float* b = allocate(bytes_);
-    float* dst = allocate(bytes_);
+    float* a = allocate(walkBytes_);
+    float* b = allocate(walkBytes_);
+    float* dst = allocate(walkBytes_);
     size_t n = bytes_ / sizeof(float);
     // Enough repetitions that a trial moves about 64 MiB per thread.
     size_t reps = std::max<size_t>(1, (64u << 20) / std::max<size_t>(bytes_, 1));
+    const size_t steps = std::max<size_t>(1, walkBytes_ / std::max<size_t>(bytes_, 1));
+    size_t rep = 0;
+    auto offset = [&] { return rep++ % steps * n; };
     auto copy = [&] {
-      std::memcpy(dst, a, bytes_);
+      const size_t o = offset();
+      std::memcpy(dst + o, a + o, bytes_);
       clobber();
     };
     auto reduce = [&] {
-      reduceKernel(dst, a, b, n);
+      const size_t o = offset();
+      reduceKernel(dst + o, a + o, b + o, n);
       clobber();
     };
     Bandwidth bw;
@@ -135,6 +147,7 @@ class Probe {
   }
 
   size_t bytes_;
+  size_t walkBytes_;
   int threads_;
   std::barrier<> sync_;
 };
@@ -146,15 +159,17 @@ void traffic(Coll coll, int nranks, double size, double* reduceBytes, double* co
   *copyBytes = 0;
   switch (coll) {
     case Coll::kAllReduce:
-      *reduceBytes = (n + 1) * size;
-      *copyBytes = 2 * (n - 1) * size;
+      *reduceBytes = 2 * n * size;
       break;
     case Coll::kReduceScatter:
     case Coll::kReduce:
       *reduceBytes = (n + 1) * size;
       break;
-    default:
+    case Coll::kAllToAll:
       *copyBytes = 2 * n * size;
+      break;
+    default:  // all_gather, broadcast
+      *copyBytes = (n + 1) * size;
       break;
   }
 }
@@ -217,7 +232,7 @@ int main(int argc, char** argv) {
   std::map<std::pair<size_t, int>, Bandwidth> measured;
   for (size_t bytes : weft::perf::sizeList(sizes)) {
     for (int t : threads) {
-      Bandwidth bw = Probe(bytes, t).run();
+      Bandwidth bw = Probe(bytes, sizes.maxBytes, t).run();
       measured[{bytes, t}] = bw;
       std::printf("bw %zu %d %.3f %.3f\n", bytes, t, bw.copy, bw.reduce);
       std::fflush(stdout);

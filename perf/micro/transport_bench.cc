@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "src/base/env.h"
+#include "src/base/wait.h"
 #include "transports/channel.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
@@ -108,13 +109,18 @@ struct Endpoint {
 
   Channel& channel(Kind kind) { return kind == Kind::kShm ? shm : tcp; }
 
-  // Spins until the whole message is through: latency is what is measured.
+  // Progress until the whole message is through, waiting as the library does when nothing
+  // moves (spin, then yield, then sleep), so a loaded machine is not made worse.
   Status send(Kind kind, size_t bytes) {
     OutgoingMessage m;
     m.data = buffer.data();
     m.bytes = bytes;
-    for (bool done = false; !done;)
+    Backoff backoff;
+    for (bool done = false; !done;) {
+      size_t before = m.headerSent + m.sent;
       WEFT_RETURN_IF_ERROR(channel(kind).progressSend(m, &done));
+      wait(backoff, before != m.headerSent + m.sent);
+    }
     return okStatus();
   }
 
@@ -122,9 +128,21 @@ struct Endpoint {
     IncomingMessage m;
     m.data = buffer.data();
     m.bytes = bytes;
-    for (bool done = false; !done;)
+    Backoff backoff;
+    for (bool done = false; !done;) {
+      size_t before = m.headerReceived + m.received;
       WEFT_RETURN_IF_ERROR(channel(kind).progressRecv(m, &done));
+      wait(backoff, before != m.headerReceived + m.received);
+    }
     return okStatus();
+  }
+
+  static void wait(Backoff& backoff, bool moved) {
+    if (moved) {
+      backoff.reset();
+    } else {
+      backoff.pause();
+    }
   }
 
   // Rank 1's side of one benchmark run.
