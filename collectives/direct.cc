@@ -12,20 +12,17 @@ int slotOf(uint64_t sequence) {
   return static_cast<int>(sequence & 1);
 }
 
-void ringAll(const DirectGroup& g) {
-  for (int r = 0; r < g.nranks(); ++r) {
-    if (r != g.rank() && g.area(r).doorbell != nullptr) g.area(r).doorbell->ring();
-  }
-}
-
 }  // namespace
 
 DirectGroup::DirectGroup(int rank, std::vector<const SlotArea*> areas)
     : rank_(rank), areas_(std::move(areas)) {
   seen_.assign(areas_.size(), 0);
   slotBytes_ = areas_.empty() ? 0 : areas_[0]->slotBytes;
-  for (const SlotArea* a : areas_)
+  stagingBytes_ = areas_.empty() ? 0 : areas_[0]->stagingBytes;
+  for (const SlotArea* a : areas_) {
     slotBytes_ = std::min(slotBytes_, a->slotBytes);
+    stagingBytes_ = std::min(stagingBytes_, a->stagingBytes);
+  }
 }
 
 bool DirectGroup::hasPosted(int r, uint64_t sequence) {
@@ -35,6 +32,43 @@ bool DirectGroup::hasPosted(int r, uint64_t sequence) {
                              c->posted[1].sequence.load(std::memory_order_acquire));
   seen_[r] = latest;
   return latest >= sequence;
+}
+
+bool DirectGroup::mayPost(uint64_t sequence, int* waitingFor) {
+  if (sequence <= 2) return true;
+  for (int r = 0; r < nranks(); ++r) {
+    if (r != rank_ && !hasPosted(r, sequence - 1)) {
+      *waitingFor = r;
+      return false;
+    }
+  }
+  return true;
+}
+
+Status DirectGroup::checkPosted(int r, uint64_t sequence, uint64_t signature, CollKind kind,
+                                bool* posted) {
+  const SlotPost& p = areas_[r]->control->posted[slotOf(sequence)];
+  *posted = p.sequence.load(std::memory_order_acquire) == sequence;
+  if (*posted && p.signature.load(std::memory_order_relaxed) != signature) {
+    return errorf(weftInvalidUsage,
+                  "rank %d called %s with other arguments than rank %d (count, type, operator "
+                  "or root differ, or WEFT_DIRECT_BYTES)",
+                  r, collName(kind), rank_);
+  }
+  return okStatus();
+}
+
+void DirectGroup::post(uint64_t sequence, uint64_t signature) {
+  SlotPost& p = areas_[rank_]->control->posted[slotOf(sequence)];
+  p.signature.store(signature, std::memory_order_relaxed);
+  p.sequence.store(sequence, std::memory_order_release);
+  ringPeers();
+}
+
+void DirectGroup::ringPeers() const {
+  for (int r = 0; r < nranks(); ++r) {
+    if (r != rank_ && areas_[r]->doorbell != nullptr) areas_[r]->doorbell->ring();
+  }
 }
 
 bool DirectGroup::fits(const CollArgs& a, size_t elemSize, size_t maxBytes) const {
@@ -54,8 +88,8 @@ bool DirectGroup::fits(const CollArgs& a, size_t elemSize, size_t maxBytes) cons
   return perRank <= slotBytes_ && perRank <= maxBytes;
 }
 
-void DirectOp::start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
-                     size_t elemSize, ReduceFn reduce, uint64_t signature) {
+void GroupOp::begin(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
+                    size_t elemSize, ReduceFn reduce, uint64_t signature) {
   group_ = group;
   args_ = args;
   send_ = static_cast<const char*>(send);
@@ -64,8 +98,29 @@ void DirectOp::start(DirectGroup* group, const CollArgs& args, const void* send,
   reduce_ = reduce;
   sequence_ = group->nextSequence();
   signature_ = signature;
-  state_ = State::kWaitSlot;
   waitingFor_ = -1;
+}
+
+std::vector<int> GroupOp::pendingPeers() const {
+  std::vector<int> out;
+  if (done()) return out;
+  for (int r = 0; r < group_->nranks(); ++r) {
+    if (r != group_->rank()) out.push_back(r);
+  }
+  return out;
+}
+
+const std::vector<std::pair<int, bool>>& GroupOp::pendingIo() {
+  pendingIo_.clear();
+  for (int r : pendingPeers())
+    pendingIo_.emplace_back(r, true);
+  return pendingIo_;
+}
+
+void DirectOp::start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
+                     size_t elemSize, ReduceFn reduce, uint64_t signature) {
+  begin(group, args, send, recv, elemSize, reduce, signature);
+  state_ = State::kWaitSlot;
 }
 
 size_t DirectOp::postBytes(int rank) const {
@@ -91,32 +146,15 @@ bool DirectOp::readsFrom(int peer) const {
   return true;
 }
 
-bool DirectOp::slotFree() {
-  if (sequence_ <= 2) return true;
-  for (int r = 0; r < group_->nranks(); ++r) {
-    if (r != group_->rank() && !group_->hasPosted(r, sequence_ - 1)) {
-      waitingFor_ = r;
-      return false;
-    }
-  }
-  return true;
-}
-
 Status DirectOp::peersPosted(bool* all) {
   *all = false;
-  const int slot = slotOf(sequence_);
   for (int r = std::max(waitingFor_, 0); r < group_->nranks(); ++r) {
     if (!readsFrom(r)) continue;
-    const SlotPost& p = group_->area(r).control->posted[slot];
-    if (p.sequence.load(std::memory_order_acquire) != sequence_) {
+    bool posted = false;
+    WEFT_RETURN_IF_ERROR(group_->checkPosted(r, sequence_, signature_, args_.kind, &posted));
+    if (!posted) {
       waitingFor_ = r;
       return okStatus();
-    }
-    if (p.signature.load(std::memory_order_relaxed) != signature_) {
-      return errorf(weftInvalidUsage,
-                    "rank %d called %s with other arguments than rank %d (count, type, operator "
-                    "or root differ)",
-                    r, collName(args_.kind), group_->rank());
     }
   }
   waitingFor_ = group_->nranks();
@@ -130,9 +168,7 @@ void DirectOp::post() {
   size_t bytes = postBytes(group_->rank());
   char* to = bytes <= kInlineSlotBytes ? mine.control->posted[slot].inlineData : mine.slots[slot];
   if (bytes > 0) memcpy(to, send_, bytes);
-  mine.control->posted[slot].signature.store(signature_, std::memory_order_relaxed);
-  mine.control->posted[slot].sequence.store(sequence_, std::memory_order_release);
-  ringAll(*group_);
+  group_->post(sequence_, signature_);
 }
 
 // Reads the peers' slots into the result; every rank combines in rank order.
@@ -189,7 +225,7 @@ void DirectOp::finish() {
 Status DirectOp::progress(bool* progressed) {
   *progressed = false;
   if (state_ == State::kWaitSlot) {
-    if (!slotFree()) return okStatus();
+    if (!group_->mayPost(sequence_, &waitingFor_)) return okStatus();
     waitingFor_ = -1;
     post();
     state_ = State::kWaitPeers;
@@ -214,22 +250,6 @@ std::string DirectOp::describeWait() const {
   }
   return strprintf("direct operation #%llu: waiting for rank %d to post its data",
                    static_cast<unsigned long long>(sequence_), waitingFor_);
-}
-
-std::vector<int> DirectOp::pendingPeers() const {
-  std::vector<int> out;
-  if (state_ == State::kDone) return out;
-  for (int r = 0; r < group_->nranks(); ++r) {
-    if (r != group_->rank()) out.push_back(r);
-  }
-  return out;
-}
-
-const std::vector<std::pair<int, bool>>& DirectOp::pendingIo() {
-  pendingIo_.clear();
-  for (int r : pendingPeers())
-    pendingIo_.emplace_back(r, true);
-  return pendingIo_;
 }
 
 }  // namespace weft

@@ -23,8 +23,8 @@
 
 namespace weft {
 
-// The slots of every rank of a communicator (its own included), and the sequence of direct
-// operations, which all ranks count alike.
+// The slots and staging areas of every rank of a communicator (its own included), and the
+// sequence of direct and staged operations, which all ranks count alike.
 class DirectGroup {
  public:
   DirectGroup(int rank, std::vector<const SlotArea*> areas);
@@ -38,42 +38,52 @@ class DirectGroup {
   // Whether rank r has posted operation `sequence` (or a later one), remembering what was seen
   // so the shared flag is read again only when needed.
   bool hasPosted(int r, uint64_t sequence);
+  // Whether this rank may post `sequence` in slot sequence % 2: every peer has posted the one
+  // before, so nobody reads what that slot held two operations ago. Else *waitingFor is the
+  // first peer that has not.
+  bool mayPost(uint64_t sequence, int* waitingFor);
+  // Whether rank r's slot holds `sequence`; weftInvalidUsage if it was posted with another
+  // signature (the ranks called `kind` with different arguments).
+  Status checkPosted(int r, uint64_t sequence, uint64_t signature, CollKind kind, bool* posted);
+  // Publishes this rank's slot for `sequence` (its data written before), then ringPeers().
+  void post(uint64_t sequence, uint64_t signature);
+  void ringPeers() const;
 
   // Whether this collective goes direct: its data fits the slots and is at most maxBytes per
   // rank. Depends only on values every rank shares, so all ranks decide alike.
   bool fits(const CollArgs& args, size_t elemSize, size_t maxBytes) const;
 
+  // Staged collectives (collectives/staged.h): the smallest staging area of all ranks, and the
+  // chunks the communicator has sent through them so far; takeChunks reserves the next n.
+  size_t stagingBytes() const { return stagingBytes_; }
+  uint64_t takeChunks(uint64_t n) {
+    uint64_t first = chunks_;
+    chunks_ += n;
+    return first;
+  }
+
  private:
   int rank_;
   std::vector<const SlotArea*> areas_;
   size_t slotBytes_ = 0;
+  size_t stagingBytes_ = 0;
   uint64_t sequence_ = 0;
+  uint64_t chunks_ = 0;
   std::vector<uint64_t> seen_;  // per rank, the latest operation seen posted
 };
 
-class DirectOp : public Progressable {
+// What direct and staged operations share: the call, its place in the group's sequence, and
+// that until done they wait on every peer.
+class GroupOp : public Progressable {
  public:
-  // signature identifies the call (collective, count, type, operator, root); ranks whose
-  // signatures differ get weftInvalidUsage instead of each other's data.
-  void start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
-             size_t elemSize, ReduceFn reduce, uint64_t signature);
-
-  Status progress(bool* progressed) override;
-  bool done() const override { return state_ == State::kDone; }
-  std::string describeWait() const override;
   std::vector<int> pendingPeers() const override;
   const std::vector<std::pair<int, bool>>& pendingIo() override;
 
- private:
-  enum class State { kWaitSlot, kWaitPeers, kDone };
-
-  // What a rank puts in its slot, and whom this rank reads.
-  size_t postBytes(int rank) const;
-  bool readsFrom(int peer) const;
-  bool slotFree();
-  Status peersPosted(bool* all);
-  void post();
-  void finish();
+ protected:
+  // signature identifies the call (collective, count, type, operator, root); ranks whose
+  // signatures differ get weftInvalidUsage instead of each other's data.
+  void begin(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
+             size_t elemSize, ReduceFn reduce, uint64_t signature);
 
   DirectGroup* group_ = nullptr;
   CollArgs args_;
@@ -83,9 +93,32 @@ class DirectOp : public Progressable {
   ReduceFn reduce_ = nullptr;
   uint64_t sequence_ = 0;
   uint64_t signature_ = 0;
-  State state_ = State::kDone;
-  int waitingFor_ = -1;  // the first peer not seen yet
+  int waitingFor_ = -1;  // the peer last found not ready
+
+ private:
   std::vector<std::pair<int, bool>> pendingIo_;
+};
+
+class DirectOp : public GroupOp {
+ public:
+  void start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
+             size_t elemSize, ReduceFn reduce, uint64_t signature);
+
+  Status progress(bool* progressed) override;
+  bool done() const override { return state_ == State::kDone; }
+  std::string describeWait() const override;
+
+ private:
+  enum class State { kWaitSlot, kWaitPeers, kDone };
+
+  // What a rank puts in its slot, and whom this rank reads.
+  size_t postBytes(int rank) const;
+  bool readsFrom(int peer) const;
+  Status peersPosted(bool* all);
+  void post();
+  void finish();
+
+  State state_ = State::kDone;
 };
 
 }  // namespace weft

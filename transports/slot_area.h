@@ -1,7 +1,9 @@
 // SlotArea: memory that every rank on a host can read in every other rank's shm segment: two
-// slots (alternating by operation) and the flags that say what they hold. Collectives on small
-// buffers go through it directly (collectives/direct.h) instead of messages: a rank copies its
-// part into its slot, posts the operation's sequence number, and reads its peers' slots.
+// slots (alternating by operation), the flags that say what they hold, and a staging area.
+// Collectives on small buffers go through the slots directly (collectives/direct.h) instead of
+// messages: a rank copies its part into its slot, posts the operation's sequence number, and
+// reads its peers' slots. Larger ones pass chunk by chunk through the staging areas
+// (collectives/staged.h).
 #pragma once
 
 #include <atomic>
@@ -26,12 +28,18 @@ static_assert(sizeof(SlotPost) == 64);
 
 struct SlotControl {
   SlotPost posted[2];
+  // Staged collectives: how many chunks this rank has staged, combined and drained since the
+  // communicator began (all ranks go through the same chunks), in that order.
+  alignas(64) std::atomic<uint64_t> chunksDone[3];
 };
 
 struct SlotArea {
   SlotControl* control = nullptr;
   char* slots[2] = {nullptr, nullptr};
   size_t slotBytes = 0;
+  // Where the rank stages chunks of larger collectives (collectives/staged.h).
+  char* staging = nullptr;
+  size_t stagingBytes = 0;
   Doorbell* doorbell = nullptr;  // the owner's: ring it after posting
 };
 

@@ -28,7 +28,8 @@ struct TransportContext {
   SockAddr localAddress;  // this rank's address for incoming tcp connections (port 0)
   int nSocketsPerPeer = 1;
   size_t shmRingBytes = 1u << 20;
-  size_t shmSlotBytes = 1u << 20;  // each of a rank's two slots for direct collectives
+  size_t shmSlotBytes = 1u << 20;     // each of a rank's two slots for direct collectives
+  size_t shmStagingBytes = 2u << 20;  // a rank's staging area for staged collectives
   // Collective: every rank passes its blob and gets all of them, indexed by rank.
   std::function<Status(const Blob& mine, std::vector<Blob>* all)> allGather;
 };

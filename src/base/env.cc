@@ -44,6 +44,11 @@ struct Parser {
     warnings.push_back(std::string(name) + "=" + *v + " is not one of the allowed values; using " +
                        *out);
   }
+  void flag(const char* name, bool* out) {
+    std::string text = *out ? "1" : "0";
+    choice(name, {"0", "1"}, &text);
+    *out = text == "1";
+  }
   template <typename T>
   void positiveInt(const char* name, T* out) {
     auto v = getEnv(name);
@@ -95,11 +100,13 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   if (c.nSocketsPerPeer > 16) c.nSocketsPerPeer = 16;
   p.bytes("WEFT_SHM_RING_BYTES", 4096, &c.shmRingBytes);
   p.bytes("WEFT_SHM_SLOT_BYTES", 4096, &c.shmSlotBytes);
+  p.bytes("WEFT_SHM_STAGING_BYTES", 0, &c.shmStagingBytes);
   p.bytes("WEFT_DIRECT_BYTES", 0, &c.directBytes);
   p.str("WEFT_HOSTID", &c.hostId);
   p.str("WEFT_TOPO_FILE", &c.topoFile);
   p.str("WEFT_ALGO", &c.algo);
   p.choice("WEFT_HIERARCHY", {"auto", "on", "off"}, &c.hierarchy);
+  p.flag("WEFT_CALIBRATE", &c.calibrate);
   p.bytes("WEFT_CHUNK_BYTES", 64, &c.chunkBytes);
   *warnings = std::move(p.warnings);
   return c;

@@ -19,18 +19,20 @@ struct EnvConfig {
   int64_t timeoutMs = 300'000;  // WEFT_TIMEOUT, in seconds in the environment
 
   // Transports.
-  std::string transport = "auto";   // WEFT_TRANSPORT: auto | shm | tcp
-  std::string socketIfname;         // WEFT_SOCKET_IFNAME
-  std::string socketFamily;         // WEFT_SOCKET_FAMILY: AF_INET | AF_INET6 | "" (either)
-  int nSocketsPerPeer = 2;          // WEFT_NSOCKS_PERPEER
-  size_t shmRingBytes = 4u << 20;   // WEFT_SHM_RING_BYTES
-  size_t shmSlotBytes = 1u << 20;   // WEFT_SHM_SLOT_BYTES: room for direct collectives
-  size_t directBytes = 256u << 10;  // WEFT_DIRECT_BYTES: per-rank data of direct collectives
-  std::string hostId;               // WEFT_HOSTID
-  std::string topoFile;             // WEFT_TOPO_FILE: a topology file used instead of discovery
+  std::string transport = "auto";     // WEFT_TRANSPORT: auto | shm | tcp
+  std::string socketIfname;           // WEFT_SOCKET_IFNAME
+  std::string socketFamily;           // WEFT_SOCKET_FAMILY: AF_INET | AF_INET6 | "" (either)
+  int nSocketsPerPeer = 2;            // WEFT_NSOCKS_PERPEER
+  size_t shmRingBytes = 4u << 20;     // WEFT_SHM_RING_BYTES
+  size_t shmSlotBytes = 1u << 20;     // WEFT_SHM_SLOT_BYTES: room for direct collectives
+  size_t shmStagingBytes = 2u << 20;  // WEFT_SHM_STAGING_BYTES: chunks of staged collectives
+  size_t directBytes = 64u << 10;     // WEFT_DIRECT_BYTES: per-rank data of direct collectives
+  std::string hostId;                 // WEFT_HOSTID
+  std::string topoFile;               // WEFT_TOPO_FILE: a topology file used instead of discovery
 
   // Algorithms.
   std::string hierarchy = "auto";  // WEFT_HIERARCHY: auto | on | off (tiers across hosts)
+  bool calibrate = true;           // WEFT_CALIBRATE: measure links at init for the cost model
   std::string algo;                // WEFT_ALGO
   size_t chunkBytes = 1u << 20;    // WEFT_CHUNK_BYTES: pipelining slice of ring and tree
 };

@@ -11,6 +11,7 @@
 #include "src/base/env.h"
 #include "src/base/log.h"
 #include "src/base/wait.h"
+#include "src/comm/calibration.h"
 #include "topology/topo.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
@@ -124,6 +125,7 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   ctx.nSocketsPerPeer = config_.nSocketsPerPeer;
   ctx.shmRingBytes = config_.shmRingBytes;
   ctx.shmSlotBytes = config_.shmSlotBytes;
+  ctx.shmStagingBytes = config_.shmStagingBytes;
   ctx.allGather = [this](const Blob& mine, std::vector<Blob>* all) {
     return bootstrap_->allGather(mine, all);
   };
@@ -157,8 +159,24 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
     localRanks += r != rank_ && ranks[r].hostHash == ranks[rank_].hostHash ? 1 : 0;
   }
   oversubscribed_ = localRanks > static_cast<size_t>(usableCpus());
-  // Every rank must have connected before any uses its links.
-  WEFT_RETURN_IF_ERROR(bootstrap_->barrier().withContext("waiting for all ranks to connect"));
+  // Every rank must have connected before any uses its links; the all-gather that waits for
+  // that also tells whether every rank wants the links measured (all must do it or none).
+  std::vector<Blob> wants;
+  WEFT_RETURN_IF_ERROR(
+      bootstrap_->allGather(Blob{static_cast<uint8_t>(config_.calibrate ? 1 : 0)}, &wants)
+          .withContext("waiting for all ranks to connect"));
+  bool calibrate = true;
+  for (const Blob& w : wants)
+    calibrate = calibrate && w.size() == 1 && w[0] == 1;
+  // A communicator whose links are all of one kind measures them for the cost model.
+  if (calibrate && (shmPeers.empty() || tcpPeers.empty())) {
+    LinkModel measured;
+    WEFT_RETURN_IF_ERROR(
+        calibrateLinks(*this, linkModel_, &measured).withContext("measuring the links"));
+    linkModel_ = measured;
+    (tcpPeers.empty() ? intraHostModel_ : interHostModel_) = measured;
+    if (config_.transport == "tcp") intraHostModel_ = measured;
+  }
   WEFT_INFO(kInit, "%s ready: shm to %zu peers, tcp to %zu peers, host %s", describe().c_str(),
             shmPeers.size(), tcpPeers.size(), ranks[rank_].hostname);
   return okStatus();

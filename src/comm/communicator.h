@@ -17,6 +17,7 @@
 #include "collectives/executor_cache.h"
 #include "collectives/placement.h"
 #include "collectives/schedule.h"
+#include "collectives/staged.h"
 #include "src/base/status.h"
 #include "src/bootstrap/bootstrap.h"
 #include "src/comm/config.h"
@@ -68,10 +69,11 @@ class Communicator {
   char* scratch(size_t bytes);
   // Executors of recent collectives; only the running operation touches them.
   ExecutorCache& executors() { return executors_; }
-  // Shared slots of all ranks when every peer shares memory with this rank, else nullptr; and
-  // the one direct operation that may run at a time.
+  // Shared slots and staging areas of all ranks when every peer shares memory with this rank,
+  // else nullptr; and the one direct or staged operation of each kind that may run at a time.
   DirectGroup* direct() { return direct_.get(); }
   DirectOp& directOp() { return directOp_; }
+  StagedOp& stagedOp() { return stagedOp_; }
 
   // Operations run in the order they were issued, whatever thread or stream runs them.
   uint64_t takeTicket() { return nextTicket_.fetch_add(1); }
@@ -121,6 +123,7 @@ class Communicator {
   ExecutorCache executors_;
   std::unique_ptr<DirectGroup> direct_;
   DirectOp directOp_;
+  StagedOp stagedOp_;
 
   std::atomic<State> state_{State::kInitializing};
   std::thread initThread_;

@@ -14,10 +14,12 @@ Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
   c.nSocketsPerPeer = e.nSocketsPerPeer;
   c.shmRingBytes = e.shmRingBytes;
   c.shmSlotBytes = e.shmSlotBytes;
+  c.shmStagingBytes = e.shmStagingBytes;
   c.directBytes = e.directBytes;
   c.chunkBytes = e.chunkBytes;
   c.algo = e.algo;
   c.hierarchy = e.hierarchy;
+  c.calibrate = e.calibrate;
   if (user != nullptr) {
     if (user->magic != WEFT_CONFIG_MAGIC || user->size < sizeof(weftConfig_t)) {
       return Status(weftInvalidArgument, "config was not initialised with WEFT_CONFIG_INITIALIZER");

@@ -18,10 +18,12 @@ struct CommConfig {
   std::string name;
   size_t shmRingBytes = 0;
   size_t shmSlotBytes = 0;
+  size_t shmStagingBytes = 0;
   size_t directBytes = 0;
   size_t chunkBytes = 0;
   std::string algo;
   std::string hierarchy = "auto";
+  bool calibrate = true;
 };
 
 // user may be nullptr. Checks the struct's size, magic and version, and each field's range.

@@ -33,6 +33,10 @@ uint64_t signatureOf(const Op& op) {
   return h;
 }
 
+// Mixed into the signature of staged collectives, so a rank that stages never meets one that
+// posts slot data for the same call (their WEFT_DIRECT_BYTES differ).
+constexpr uint64_t kStagedMark = 0x57a6ed0c0ffeull;
+
 // Whether a collective across hosts runs in tiers (reduce inside hosts, then among host
 // leaders, then broadcast inside hosts), priced tier by tier with the links each tier uses
 // against the flat algorithm's price in *predictedUs (updated when tiers win).
@@ -106,7 +110,9 @@ std::string PhaseLabel::describe() const {
     return strprintf("send/recv group #%llu (%zu calls)", static_cast<unsigned long long>(sequence),
                      count);
   }
-  std::string how = direct ? "direct" : algoName(algo);
+  std::string how = path == Path::kDirect   ? "direct"
+                    : path == Path::kStaged ? "staged"
+                                            : algoName(algo);
   if (tiered) {
     how = strprintf("tiered %s/%s/%s",
                     kind == CollKind::kAllReduce ? algoName(tiers.intraReduce) : "-",
@@ -142,11 +148,20 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
     out->averageDivisor = a.nranks;
   }
   const ReduceFn reduce = reduces ? reduceFunction(op.type, op.redop) : nullptr;
-  if (comm.direct() != nullptr && comm.direct()->fits(a, es, comm.config().directBytes)) {
-    comm.directOp().start(comm.direct(), a, op.sendbuff, op.recvbuff, es, reduce, signatureOf(op));
-    out->runnable = &comm.directOp();
-    out->label.direct = true;
-    return okStatus();
+  if (DirectGroup* group = comm.direct()) {
+    if (group->fits(a, es, comm.config().directBytes)) {
+      comm.directOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce, signatureOf(op));
+      out->runnable = &comm.directOp();
+      out->label.path = PhaseLabel::Path::kDirect;
+      return okStatus();
+    }
+    if (StagedOp::fits(*group, a)) {
+      comm.stagedOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce,
+                            signatureOf(op) ^ kStagedMark);
+      out->runnable = &comm.stagedOp();
+      out->label.path = PhaseLabel::Path::kStaged;
+      return okStatus();
+    }
   }
   // All-to-allv's counts change from call to call; it is planned afresh each time.
   const bool cacheable = a.kind != CollKind::kAllToAllv;

@@ -27,7 +27,11 @@ struct PhaseLabel {
   weftDataType_t type = weftFloat32;
   weftRedOp_t op = weftSum;
   bool reduces = false;
-  bool direct = false;  // through shared slots instead of an algorithm
+  // How it runs: a schedule of the chosen algorithm over the links, straight through shared
+  // slots (collectives/direct.h), or chunk by chunk through staging areas
+  // (collectives/staged.h).
+  enum class Path { kAlgorithm, kDirect, kStaged };
+  Path path = Path::kAlgorithm;
   bool tiered = false;  // in tiers across hosts (collectives/placement.h)
   TierAlgos tiers;
   Algo algo = Algo::kRing;

@@ -1,8 +1,6 @@
 #include "src/enqueue/runner.h"
 
-#include <poll.h>
 #include <sched.h>
-#include <time.h>
 
 #include <chrono>
 
@@ -11,6 +9,7 @@
 #include "src/comm/communicator.h"
 #include "src/enqueue/plan.h"
 #include "transports/link.h"
+#include "transports/link_wait.h"
 
 namespace weft {
 namespace {
@@ -37,6 +36,7 @@ Status startNext(Active& a) {
   if (a.nextCollective < w.collectives.size()) {
     Status s = planCollective(comm, w.collectives[a.nextCollective++], &a.phase);
     if (!s.ok()) return s.withContext(a.phase.label.describe());
+    WEFT_TRACE(kColl, "%s", a.phase.label.describe().c_str());
   } else if (!w.p2p.empty() && !a.p2pPlanned) {
     a.p2pPlanned = true;
     Status s = planPointToPoint(comm, w.p2p, &a.phase);
@@ -158,36 +158,14 @@ class Runner {
 
   // Waits for something to happen; true if a pass made progress meanwhile.
   bool block() {
-    pollFds_.clear();
-    Doorbell* bell = nullptr;
-    bool everyWaitRings = true;
+    io_.clear();
     for (Active& a : active_) {
       if (a.finished || !a.running) continue;
       Communicator& comm = *a.work->comm;
-      for (const auto& [peer, forRead] : a.phase.runnable->pendingIo()) {
-        Link* link = comm.link(peer);
-        Doorbell* b = link == nullptr ? nullptr : link->doorbell();
-        int fd = link == nullptr ? -1 : link->pollFd(forRead);
-        if (fd >= 0) pollFds_.push_back({fd, static_cast<short>(forRead ? POLLIN : POLLOUT), 0});
-        if (b != nullptr && bell == nullptr) bell = b;
-        everyWaitRings = everyWaitRings && (b != nullptr && b == bell);
-      }
+      for (const auto& [peer, forRead] : a.phase.runnable->pendingIo())
+        io_.emplace_back(comm.link(peer), forRead);
     }
-    if (!pollFds_.empty()) {
-      // Sockets wake us; shm peers, if any, are looked at every millisecond.
-      poll(pollFds_.data(), pollFds_.size(), bell != nullptr ? 1 : 20);
-      return false;
-    }
-    if (bell != nullptr && everyWaitRings) {
-      uint32_t armed = bell->arm();
-      bool progressed = pass();  // anything that arrived before arming
-      if (!progressed) bell->wait(armed, 20'000);
-      bell->disarm();
-      return progressed;
-    }
-    struct timespec ts = {0, 50'000};
-    nanosleep(&ts, nullptr);
-    return false;
+    return wait_.wait(io_, [this] { return pass(); });
   }
 
   void checkIdle() {
@@ -224,7 +202,8 @@ class Runner {
   }
 
   std::vector<Active>& active_;
-  std::vector<pollfd> pollFds_;
+  std::vector<std::pair<Link*, bool>> io_;
+  LinkWait wait_;
   bool oversubscribed_ = false;
   bool anyLeft_ = true;
   Status first_;

@@ -241,5 +241,34 @@ TEST(ShmTransport, ClosedPeerDeliversWhatItSentThenReportsClosed) {
   }));
 }
 
+// Each rank's staging area is its peers' too: what one writes there, the others read, with the
+// size every rank asked for.
+TEST(ShmTransport, StagingAreasAreShared) {
+  expectAllOk(runRanks(3, [](RankInfo& info) -> Status {
+    TransportContext ctx = test::testContext(info.rank, info.nranks, info.allGather);
+    ctx.shmStagingBytes = 3 * 4096;
+    std::vector<int> peers = allOthers(info.rank, 3);
+    std::vector<std::unique_ptr<Link>> links;
+    WEFT_RETURN_IF_ERROR(shm::connect(ctx, peers, &links));
+    const SlotArea* mine = links[0]->ownSlots();
+    if (mine->stagingBytes != ctx.shmStagingBytes) {
+      return errorf(weftInternalError, "staging area of %zu bytes", mine->stagingBytes);
+    }
+    test::fillPayload(info.rank, 0, 0, mine->staging, mine->stagingBytes);
+    std::vector<Blob> all;
+    WEFT_RETURN_IF_ERROR(info.allGather({}, &all));  // everyone has written
+    std::vector<char> expected(ctx.shmStagingBytes);
+    for (size_t i = 0; i < peers.size(); ++i) {
+      const SlotArea* theirs = links[i]->peerSlots();
+      test::fillPayload(peers[i], 0, 0, expected.data(), expected.size());
+      if (theirs->stagingBytes != expected.size() ||
+          memcmp(theirs->staging, expected.data(), expected.size()) != 0) {
+        return errorf(weftInternalError, "rank %d's staging area reads wrong here", peers[i]);
+      }
+    }
+    return info.allGather({}, &all);  // nobody unmaps while others read
+  }));
+}
+
 }  // namespace
 }  // namespace weft

@@ -37,18 +37,37 @@ static_assert(kSlotControlOffset >= kDoorbellOffset + sizeof(Doorbell));
 static_assert(kSlotControlOffset + sizeof(SlotControl) <= kPageBytes);
 constexpr size_t kMaxSlotBytes = size_t{1} << 30;
 
-size_t ringOffset(size_t index, size_t ringBytes, size_t slotBytes) {
-  return kPageBytes + 2 * slotBytes + index * (kPageBytes + ringBytes);
+// The header page, the two slots and the staging area: what every peer maps.
+size_t sharedBytes(size_t slotBytes, size_t stagingBytes) {
+  return kPageBytes + 2 * slotBytes + stagingBytes;
 }
 
-SlotArea slotAreaAt(char* base, size_t slotBytes) {
+size_t ringOffset(size_t index, size_t ringBytes, size_t shared) {
+  return shared + index * (kPageBytes + ringBytes);
+}
+
+SlotArea slotAreaAt(char* base, size_t slotBytes, size_t stagingBytes) {
   SlotArea a;
   a.control = reinterpret_cast<SlotControl*>(base + kSlotControlOffset);
   a.slots[0] = base + kPageBytes;
   a.slots[1] = base + kPageBytes + slotBytes;
   a.slotBytes = slotBytes;
+  a.staging = base + kPageBytes + 2 * slotBytes;
+  a.stagingBytes = stagingBytes;
   a.doorbell = reinterpret_cast<Doorbell*>(base + kDoorbellOffset);
   return a;
+}
+
+// Maps every page of a shared mapping writable now: a first touch costs a fault per page (16 us
+// each on some VMs), which would otherwise land in a communicator's first collectives. Where
+// the kernel cannot (before Linux 5.14), the pages fault in on first use as before.
+void populate(void* address, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  (void)madvise(address, bytes, MADV_POPULATE_WRITE);
+#else
+  (void)address;
+  (void)bytes;
+#endif
 }
 
 const char* kUseTcpHint =
@@ -80,12 +99,13 @@ Status parseSegmentBlob(const Blob& blob, int owner, SegmentInfo* out) {
                   "%zu bytes): mismatched Weft versions?",
                   owner, h.magic, h.version, blob.size());
   }
-  *out = SegmentInfo{h.pid, h.fd, h.segmentBytes, h.ringBytes, h.slotBytes, {}};
+  *out = SegmentInfo{h.pid, h.fd, h.segmentBytes, h.ringBytes, h.slotBytes, h.stagingBytes, {}};
   if (h.nRings == 0) return okStatus();
   bool sane = h.pid > 0 && h.fd >= 0 && h.ringBytes >= kPageBytes && h.ringBytes <= kMaxRingBytes &&
               std::has_single_bit(h.ringBytes) && h.slotBytes % kPageBytes == 0 &&
-              h.slotBytes <= kMaxSlotBytes &&
-              h.segmentBytes >= kPageBytes + 2 * size_t{h.slotBytes};
+              h.slotBytes <= kMaxSlotBytes && h.stagingBytes % kPageBytes == 0 &&
+              h.stagingBytes <= kMaxSlotBytes &&
+              h.segmentBytes >= sharedBytes(h.slotBytes, h.stagingBytes);
   out->rings.resize(h.nRings);
   memcpy(out->rings.data(), blob.data() + sizeof(h), h.nRings * sizeof(SegmentBlobRing));
   for (const auto& r : out->rings) {
@@ -101,7 +121,7 @@ Status parseSegmentBlob(const Blob& blob, int owner, SegmentInfo* out) {
 
 Blob emptySegmentBlob() {
   SegmentBlobHeader h{
-      kSegmentBlobMagic, kSegmentVersion, 0, static_cast<int32_t>(getpid()), -1, 0, 0, 0, 0};
+      kSegmentBlobMagic, kSegmentVersion, 0, static_cast<int32_t>(getpid()), -1, 0, 0, 0, 0, 0};
   Blob blob(sizeof(h));
   memcpy(blob.data(), &h, sizeof(h));
   return blob;
@@ -116,7 +136,8 @@ Status LocalSegment::create(const TransportContext& ctx, const std::vector<int>&
   std::shared_ptr<LocalSegment> s(new LocalSegment());
   s->ringBytes_ = ringCapacityFor(ctx.shmRingBytes);
   s->slotBytes_ = slotCapacityFor(ctx.shmSlotBytes);
-  s->bytes_ = ringOffset(peers.size(), s->ringBytes_, s->slotBytes_);
+  s->stagingBytes_ = slotCapacityFor(ctx.shmStagingBytes);
+  s->bytes_ = ringOffset(peers.size(), s->ringBytes_, s->shared());
   s->sources_ = peers;
   // Never named in /dev/shm: peers reach it through this process's fd table.
   s->fd_ = memfd_create("weft-shm", MFD_CLOEXEC);
@@ -127,6 +148,9 @@ Status LocalSegment::create(const TransportContext& ctx, const std::vector<int>&
   void* base = mmap(nullptr, s->bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd_, 0);
   if (base == MAP_FAILED) return systemError("shm: mmap of own segment", errno);
   s->mapping_ = std::make_unique<Mapping>(base, s->bytes_);
+  // Allocated here, by its owner: the pages sit on the owner's NUMA node (the node that reads
+  // its rings and writes its staging area).
+  populate(base, s->bytes_);
   SegmentHeader header{kSegmentMagic, ctx.commTag, ctx.rank, 0, s->bytes_};
   memcpy(base, &header, sizeof(header));
   new (static_cast<char*>(base) + kDoorbellOffset) Doorbell();
@@ -153,18 +177,23 @@ Blob LocalSegment::describe() const {
                       bytes_,
                       ringBytes_,
                       static_cast<uint32_t>(sources_.size()),
-                      static_cast<uint32_t>(slotBytes_)};
+                      static_cast<uint32_t>(slotBytes_),
+                      stagingBytes_};
   Blob blob(sizeof(h) + sources_.size() * sizeof(SegmentBlobRing));
   memcpy(blob.data(), &h, sizeof(h));
   for (size_t i = 0; i < sources_.size(); ++i) {
-    SegmentBlobRing r{sources_[i], 0, ringOffset(i, ringBytes_, slotBytes_)};
+    SegmentBlobRing r{sources_[i], 0, ringOffset(i, ringBytes_, shared())};
     memcpy(blob.data() + sizeof(h) + i * sizeof(r), &r, sizeof(r));
   }
   return blob;
 }
 
+size_t LocalSegment::shared() const {
+  return sharedBytes(slotBytes_, stagingBytes_);
+}
+
 SlotArea LocalSegment::slots() const {
-  return slotAreaAt(mapping_->base(), slotBytes_);
+  return slotAreaAt(mapping_->base(), slotBytes_, stagingBytes_);
 }
 
 Doorbell* LocalSegment::doorbell() const {
@@ -173,11 +202,11 @@ Doorbell* LocalSegment::doorbell() const {
 
 RingControl* LocalSegment::control(size_t peerIndex) const {
   return reinterpret_cast<RingControl*>(mapping_->base() +
-                                        ringOffset(peerIndex, ringBytes_, slotBytes_));
+                                        ringOffset(peerIndex, ringBytes_, shared()));
 }
 
 char* LocalSegment::data(size_t peerIndex) const {
-  return mapping_->base() + ringOffset(peerIndex, ringBytes_, slotBytes_) + kPageBytes;
+  return mapping_->base() + ringOffset(peerIndex, ringBytes_, shared()) + kPageBytes;
 }
 
 namespace {
@@ -227,7 +256,7 @@ Status mapPeerRing(const TransportContext& ctx, int owner, const SegmentInfo& in
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
                     static_cast<off_t>(ring->offset));
   int err = errno;
-  const size_t headerBytes = kPageBytes + 2 * info.slotBytes;
+  const size_t headerBytes = sharedBytes(info.slotBytes, info.stagingBytes);
   void* header = base == MAP_FAILED
                      ? MAP_FAILED
                      : mmap(nullptr, headerBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -239,7 +268,9 @@ Status mapPeerRing(const TransportContext& ctx, int owner, const SegmentInfo& in
                   static_cast<int>(info.pid), strerror(err), kUseTcpHint);
   }
   out->header = std::make_unique<Mapping>(header, headerBytes);
-  out->slots = slotAreaAt(static_cast<char*>(header), info.slotBytes);
+  populate(base, bytes);
+  populate(header, headerBytes);
+  out->slots = slotAreaAt(static_cast<char*>(header), info.slotBytes, info.stagingBytes);
   out->doorbell = out->slots.doorbell;
   out->control = reinterpret_cast<RingControl*>(base);
   out->data = static_cast<char*>(base) + kPageBytes;

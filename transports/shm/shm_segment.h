@@ -1,11 +1,11 @@
 // The shm transport's memory. Each rank owns one memfd segment: a header page (with the
-// doorbell and the slot flags), two slots (transports/slot_area.h), then for every peer one
-// incoming ring (a control page, then the ring's data). A segment is described to peers by a
-// blob; a peer maps the header page, the slots and the ring meant for it.
+// doorbell and the slot flags), two slots and a staging area (transports/slot_area.h), then for
+// every peer one incoming ring (a control page, then the ring's data). A segment is described to
+// peers by a blob; a peer maps the header page, the slots and the ring meant for it.
 //
 // Blob (host byte order; every rank is on this host):
 //   SegmentBlobHeader {magic "WFSH", version, pid, fd, segmentBytes, ringBytes, nRings,
-//                      slotBytes}
+//                      slotBytes, stagingBytes}
 //   then nRings x SegmentBlobRing {sourceRank, offset of the ring's control page}
 // fd is -1 and nRings 0 when the rank has no shm peers or could not create its segment.
 #pragma once
@@ -37,8 +37,9 @@ struct SegmentBlobHeader {
   uint64_t ringBytes;
   uint32_t nRings;
   uint32_t slotBytes;
+  uint64_t stagingBytes;
 };
-static_assert(sizeof(SegmentBlobHeader) == 40);
+static_assert(sizeof(SegmentBlobHeader) == 48);
 
 struct SegmentBlobRing {
   int32_t sourceRank;
@@ -48,7 +49,7 @@ struct SegmentBlobRing {
 static_assert(sizeof(SegmentBlobRing) == 16);
 
 constexpr uint32_t kSegmentBlobMagic = 0x48534657u;  // "WFSH"
-constexpr uint16_t kSegmentVersion = 2;
+constexpr uint16_t kSegmentVersion = 3;
 
 // A parsed, bounds-checked segment description.
 struct SegmentInfo {
@@ -57,15 +58,17 @@ struct SegmentInfo {
   size_t segmentBytes = 0;
   size_t ringBytes = 0;
   size_t slotBytes = 0;
+  size_t stagingBytes = 0;
   std::vector<SegmentBlobRing> rings;
 };
+
 Status parseSegmentBlob(const Blob& blob, int owner, SegmentInfo* out);
 // What a rank without a segment publishes.
 Blob emptySegmentBlob();
 
 // Ring data capacity for a requested size: a power of two, at least a page.
 size_t ringCapacityFor(size_t requested);
-// Slot size for a requested size: whole pages.
+// Slot and staging sizes for a requested size: whole pages.
 size_t slotCapacityFor(size_t requested);
 
 // One mmap, unmapped on destruction.
@@ -100,10 +103,12 @@ class LocalSegment {
 
  private:
   LocalSegment() = default;
+  size_t shared() const;  // bytes before the first ring
   int fd_ = -1;
   size_t bytes_ = 0;
   size_t ringBytes_ = 0;
   size_t slotBytes_ = 0;
+  size_t stagingBytes_ = 0;
   std::vector<int> sources_;
   std::unique_ptr<Mapping> mapping_;
 };

@@ -1,0 +1,304 @@
+#include "collectives/staged.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace weft {
+namespace {
+
+// Chunks a staging area holds: how far a rank may run ahead of the slowest.
+constexpr size_t kChunksInFlight = 8;
+constexpr size_t kLine = 64;
+
+size_t chunkBytesOf(const DirectGroup& g) {
+  return g.stagingBytes() / kChunksInFlight / kLine * kLine;
+}
+
+// Rank r's sub-slice of `count` elements: [first, first + count), cut at cache lines.
+std::pair<size_t, size_t> sliceOf(size_t count, size_t elemSize, int nranks, int r) {
+  const size_t perLine = std::max<size_t>(1, kLine / elemSize);
+  const size_t lines = (count + perLine - 1) / perLine;
+  const auto n = static_cast<size_t>(nranks);
+  const size_t first = std::min(count, lines * static_cast<size_t>(r) / n * perLine);
+  const size_t end = std::min(count, lines * static_cast<size_t>(r + 1) / n * perLine);
+  return {first, end - first};
+}
+
+}  // namespace
+
+bool StagedOp::fits(const DirectGroup& g, const CollArgs& a) {
+  const size_t chunk = chunkBytesOf(g);
+  if (a.count == 0 || chunk < kLine * static_cast<size_t>(g.nranks())) return false;
+  switch (a.kind) {
+    case CollKind::kAllReduce:
+    case CollKind::kReduce:
+    case CollKind::kReduceScatter:
+    case CollKind::kAllGather:
+    case CollKind::kBroadcast:
+    case CollKind::kAllToAll:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool StagedOp::perBlock() const {
+  return args_.kind == CollKind::kReduceScatter || args_.kind == CollKind::kAllToAll;
+}
+
+bool StagedOp::combines() const {
+  return args_.kind == CollKind::kAllReduce || args_.kind == CollKind::kReduce;
+}
+
+void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
+                     size_t elemSize, ReduceFn reduce, uint64_t signature) {
+  begin(group, args, send, recv, elemSize, reduce, signature);
+  state_ = State::kWaitSlot;
+  peersChecked_ = false;
+  const size_t chunkBytes = chunkBytesOf(*group);
+  if (perBlock()) {
+    // A chunk holds the same part of every block, each part on whole cache lines.
+    blockStride_ = chunkBytes / static_cast<size_t>(group->nranks()) / kLine * kLine;
+    chunkCount_ = std::max<size_t>(1, blockStride_ / elemSize);
+  } else {
+    blockStride_ = 0;
+    chunkCount_ = std::max<size_t>(1, chunkBytes / elemSize);
+  }
+  chunks_ = (args.count + chunkCount_ - 1) / chunkCount_;
+  base_ = group->takeChunks(chunks_);
+  std::fill(std::begin(next_), std::end(next_), 0);
+  for (auto& s : seen_)
+    s.assign(static_cast<size_t>(group->nranks()), 0);
+}
+
+size_t StagedOp::countOf(size_t i) const {
+  return std::min(chunkCount_, args_.count - firstOf(i));
+}
+
+char* StagedOp::stagingOf(int rank, size_t i) const {
+  return group_->area(rank).staging + (base_ + i) % kChunksInFlight * chunkBytesOf(*group_);
+}
+
+bool StagedOp::reached(Stage stage, uint64_t chunks, int only) {
+  static const char* const kWhat[] = {"stage", "combine", "drain"};
+  std::vector<uint64_t>& seen = seen_[stage];
+  const int first = only < 0 ? 0 : only;
+  const int last = only < 0 ? group_->nranks() - 1 : only;
+  for (int r = first; r <= last; ++r) {
+    if (seen[r] >= chunks) continue;
+    seen[r] = group_->area(r).control->chunksDone[stage].load(std::memory_order_acquire);
+    if (seen[r] < chunks) {
+      waitingFor_ = r;
+      waitingWhat_ = kWhat[stage];
+      return false;
+    }
+  }
+  return true;
+}
+
+void StagedOp::publish(Stage stage, uint64_t chunks) {
+  group_->area(group_->rank()).control->chunksDone[stage].store(chunks, std::memory_order_release);
+  seen_[stage][group_->rank()] = chunks;
+}
+
+// Before this rank reads any peer's staging area for this operation: every peer is in it too.
+Status StagedOp::checkPeersPosted(bool* all) {
+  *all = true;
+  if (peersChecked_) return okStatus();
+  for (int r = 0; r < group_->nranks(); ++r) {
+    if (r == group_->rank()) continue;
+    bool posted = false;
+    WEFT_RETURN_IF_ERROR(group_->checkPosted(r, sequence_, signature_, args_.kind, &posted));
+    if (!posted) {
+      *all = false;
+      waitingFor_ = r;
+      waitingWhat_ = "start";
+      return okStatus();
+    }
+  }
+  peersChecked_ = true;
+  return okStatus();
+}
+
+void StagedOp::stage(size_t i) {
+  const int me = group_->rank();
+  char* to = stagingOf(me, i);
+  const size_t bytes = countOf(i) * elemSize_;
+  if (!perBlock()) {
+    if (args_.kind != CollKind::kBroadcast || me == args_.root) {
+      memcpy(to, send_ + firstOf(i) * elemSize_, bytes);
+    }
+    return;
+  }
+  // This rank's own block never leaves it: the drain reads it from the input.
+  const size_t blockBytes = args_.count * elemSize_;
+  for (int b = 0; b < group_->nranks(); ++b) {
+    if (b == me) continue;
+    memcpy(to + static_cast<size_t>(b) * blockStride_,
+           send_ + static_cast<size_t>(b) * blockBytes + firstOf(i) * elemSize_, bytes);
+  }
+}
+
+// This rank's sub-slice of chunk i, reduced from every staging area into its own: its own first,
+// then the others in rank order after it.
+void StagedOp::combine(size_t i) {
+  const int n = group_->nranks();
+  const int me = group_->rank();
+  auto [first, count] = sliceOf(countOf(i), elemSize_, n, me);
+  if (count == 0) return;
+  const size_t at = first * elemSize_;
+  char* acc = stagingOf(me, i) + at;
+  for (int k = 1; k < n; ++k)
+    reduce_(acc, acc, stagingOf((me + k) % n, i) + at, count);
+}
+
+void StagedOp::drain(size_t i) {
+  const int n = group_->nranks();
+  const int me = group_->rank();
+  const size_t count = countOf(i);
+  const size_t bytes = count * elemSize_;
+  const size_t offset = firstOf(i) * elemSize_;
+  switch (args_.kind) {
+    case CollKind::kAllReduce:
+    case CollKind::kReduce:
+      if (args_.kind == CollKind::kReduce && me != args_.root) return;
+      for (int r = 0; r < n; ++r) {
+        auto [first, part] = sliceOf(count, elemSize_, n, r);
+        if (part == 0) continue;
+        memcpy(recv_ + offset + first * elemSize_, stagingOf(r, i) + first * elemSize_,
+               part * elemSize_);
+      }
+      return;
+    case CollKind::kBroadcast:
+      if (me != args_.root || recv_ != send_)
+        memcpy(recv_ + offset, stagingOf(args_.root, i), bytes);
+      return;
+    case CollKind::kAllGather: {
+      const size_t blockBytes = args_.count * elemSize_;
+      for (int r = 0; r < n; ++r) {
+        char* to = recv_ + static_cast<size_t>(r) * blockBytes + offset;
+        if (r != me || to != send_ + offset) memcpy(to, stagingOf(r, i), bytes);
+      }
+      return;
+    }
+    case CollKind::kReduceScatter: {
+      const size_t mine = static_cast<size_t>(me) * blockStride_;
+      const char* own = send_ + static_cast<size_t>(me) * args_.count * elemSize_ + offset;
+      const char* acc = own;
+      for (int k = 1; k < n; ++k) {
+        reduce_(recv_ + offset, acc, stagingOf((me + k) % n, i) + mine, count);
+        acc = recv_ + offset;
+      }
+      if (acc != recv_ + offset) memmove(recv_ + offset, acc, bytes);  // alone: a copy
+      return;
+    }
+    case CollKind::kAllToAll: {
+      const size_t blockBytes = args_.count * elemSize_;
+      const size_t mine = static_cast<size_t>(me) * blockStride_;
+      for (int r = 0; r < n; ++r) {
+        char* to = recv_ + static_cast<size_t>(r) * blockBytes + offset;
+        const char* from = r == me ? send_ + static_cast<size_t>(me) * blockBytes + offset
+                                   : stagingOf(r, i) + mine;
+        memcpy(to, from, bytes);
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+// A chunk's slot in the staging areas is free once every rank has drained the chunk that used
+// it before.
+bool StagedOp::tryStage(size_t i) {
+  if (i >= chunks_) return false;
+  const uint64_t g = base_ + i;
+  if (g >= kChunksInFlight && !reached(kDrain, g - kChunksInFlight + 1)) return false;
+  stage(i);
+  publish(kStage, g + 1);
+  ++next_[kStage];
+  return true;
+}
+
+Status StagedOp::tryCombine(size_t i, bool* moved) {
+  *moved = false;
+  if (i >= next_[kStage]) return okStatus();
+  bool posted = false;
+  WEFT_RETURN_IF_ERROR(checkPeersPosted(&posted));
+  if (!posted || !reached(kStage, base_ + i + 1)) return okStatus();
+  combine(i);
+  publish(kCombine, base_ + i + 1);
+  ++next_[kCombine];
+  *moved = true;
+  return okStatus();
+}
+
+Status StagedOp::tryDrain(size_t i, bool* moved) {
+  *moved = false;
+  const Stage before = combines() ? kCombine : kStage;
+  if (i >= next_[before]) return okStatus();
+  bool posted = false;
+  WEFT_RETURN_IF_ERROR(checkPeersPosted(&posted));
+  if (!posted) return okStatus();
+  const uint64_t need = base_ + i + 1;
+  const int me = group_->rank();
+  bool ready = false;
+  switch (args_.kind) {
+    case CollKind::kReduce:  // only the root reads the others' sums
+      ready = me != args_.root || reached(kCombine, need);
+      break;
+    case CollKind::kBroadcast:
+      ready = reached(kStage, need, args_.root);
+      break;
+    default:
+      ready = reached(before, need);
+      break;
+  }
+  if (!ready) return okStatus();
+  drain(i);
+  publish(kDrain, need);
+  ++next_[kDrain];
+  *moved = true;
+  return okStatus();
+}
+
+Status StagedOp::progress(bool* progressed) {
+  *progressed = false;
+  if (state_ == State::kWaitSlot) {
+    if (!group_->mayPost(sequence_, &waitingFor_)) {
+      waitingWhat_ = "reach the previous operation";
+      return okStatus();
+    }
+    group_->post(sequence_, signature_);
+    state_ = State::kRunning;
+    *progressed = true;
+  }
+  // Stage, combine and drain in turn, chunk by chunk, while anything moves: a chunk goes
+  // through this rank's stages while it is still in cache.
+  bool any = *progressed;
+  for (bool moved = true; moved;) {
+    moved = tryStage(next_[kStage]);
+    if (combines()) {
+      bool combined = false;
+      WEFT_RETURN_IF_ERROR(tryCombine(next_[kCombine], &combined));
+      moved = moved || combined;
+    }
+    bool drained = false;
+    WEFT_RETURN_IF_ERROR(tryDrain(next_[kDrain], &drained));
+    moved = moved || drained;
+    any = any || moved;
+  }
+  if (any) group_->ringPeers();
+  if (next_[kDrain] == chunks_) state_ = State::kDone;
+  *progressed = any;
+  return okStatus();
+}
+
+std::string StagedOp::describeWait() const {
+  const auto seq = static_cast<unsigned long long>(sequence_);
+  if (state_ == State::kDone) return "nothing";
+  return strprintf("staged operation #%llu: chunk %zu of %zu: waiting for rank %d to %s", seq,
+                   next_[kDrain] + 1, chunks_, waitingFor_, waitingWhat_);
+}
+
+}  // namespace weft

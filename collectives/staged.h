@@ -1,0 +1,90 @@
+// Staged collectives: for communicators whose ranks all share memory, collectives too large for
+// the direct slots go chunk by chunk through each rank's staging area (transports/slot_area.h),
+// a ring of chunks in shared memory. Every chunk passes three stages on every rank:
+//   stage    copy this rank's part of the chunk from its input into its staging area
+//   combine  (reductions) reduce this rank's sub-slice of the chunk from every rank's staging
+//            area into its own staging area
+//   drain    copy what this rank receives from the staging areas into its output
+// Each rank publishes how many chunks it has staged, combined and drained (SlotControl), and a
+// stage waits only for the counters it reads. Inputs are read once and outputs written once;
+// everything in between stays in the cache-sized staging areas, so a 2-rank all-reduce keeps
+// both cores busy at memory speed instead of copying through rings twice over.
+//
+// Which rank does what, per chunk:
+//   all_reduce      stage the chunk; combine sub-slice r; drain every rank's sub-slice
+//   reduce          the same, but only the root drains
+//   reduce_scatter  stage the chunk's part of every other rank's block; drain: reduce the
+//                   part of this rank's block from the others' staging areas and its input
+//   all_gather      stage the chunk of the input; drain every rank's chunk
+//   broadcast       the root stages; every rank drains the root's chunk
+//   all_to_all      stage the chunk's part of every other rank's block; drain this rank's
+// Each sub-slice is reduced by one rank only, so every rank gets the same bits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collectives/direct.h"
+#include "collectives/progressable.h"
+#include "collectives/reduce.h"
+#include "collectives/schedule.h"
+
+namespace weft {
+
+class StagedOp : public GroupOp {
+ public:
+  // Whether this collective can go staged: its kind has a staged form and the staging areas
+  // hold a cache line per rank. Depends only on values every rank shares.
+  static bool fits(const DirectGroup& group, const CollArgs& args);
+  // As DirectOp::start; fits() must hold.
+  void start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
+             size_t elemSize, ReduceFn reduce, uint64_t signature);
+
+  Status progress(bool* progressed) override;
+  bool done() const override { return state_ == State::kDone; }
+  std::string describeWait() const override;
+
+ private:
+  enum class State { kWaitSlot, kRunning, kDone };
+  // The stages, as they index SlotControl::chunksDone.
+  enum Stage : int { kStage, kCombine, kDrain };
+
+  bool perBlock() const;
+  bool combines() const;
+  // Whether every rank (or just `only`) has done `stage` for at least `chunks` chunks, reading
+  // the shared counters only when the last values seen fall short.
+  bool reached(Stage stage, uint64_t chunks, int only = -1);
+  Status checkPeersPosted(bool* all);
+  bool tryStage(size_t i);
+  Status tryCombine(size_t i, bool* moved);
+  Status tryDrain(size_t i, bool* moved);
+  void publish(Stage stage, uint64_t chunks);
+
+  // Chunk i: its first element (per block for per-block collectives), its element count, and
+  // where it sits in a staging area.
+  size_t firstOf(size_t i) const { return i * chunkCount_; }
+  size_t countOf(size_t i) const;
+  char* stagingOf(int rank, size_t i) const;
+
+  void stage(size_t i);
+  void combine(size_t i);
+  void drain(size_t i);
+
+  State state_ = State::kDone;
+  bool peersChecked_ = false;
+
+  uint64_t base_ = 0;           // the communicator's count of chunks before this operation's
+  size_t chunks_ = 0;           // this operation's chunks
+  size_t chunkCount_ = 0;       // elements a chunk holds (of each block, for per-block ones)
+  size_t blockStride_ = 0;      // bytes between blocks' parts in a staged chunk (per-block ones)
+  size_t next_[3] = {0, 0, 0};  // by Stage: the next chunk to go through it
+
+  // What was last seen of each rank's counters, by Stage.
+  std::vector<uint64_t> seen_[3];
+  const char* waitingWhat_ = "";
+};
+
+}  // namespace weft

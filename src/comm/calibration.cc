@@ -1,0 +1,110 @@
+#include "src/comm/calibration.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "collectives/executor.h"
+#include "src/base/log.h"
+#include "src/base/wait.h"
+#include "src/comm/communicator.h"
+#include "transports/link_wait.h"
+
+namespace weft {
+namespace {
+
+constexpr int kLatencyRounds = 32;
+constexpr int kBandwidthRounds = 4;
+constexpr size_t kBandwidthBytes = size_t{1} << 20;
+
+// Runs `rounds` ring hops of `bytes`; *seconds is the time per hop.
+Status runRing(Communicator& comm, std::vector<char>& buffer, int rounds, double* seconds) {
+  const size_t bytes = buffer.size();
+  const std::vector<int>& order = comm.ringOrder();
+  const int n = comm.nranks();
+  const int pos =
+      static_cast<int>(std::find(order.begin(), order.end(), comm.rank()) - order.begin());
+  const int next = order[(pos + 1) % n];
+  const int prev = order[(pos + n - 1) % n];
+  Schedule s;
+  // Sending from the buffer the last receive filled makes every hop wait for the one before.
+  for (int i = 0; i < rounds; ++i) {
+    s.send(next, Ref{kRecvBuf, 0}, bytes);
+    s.recv(prev, Ref{kRecvBuf, 0}, bytes);
+  }
+  Executor executor;
+  WEFT_RETURN_IF_ERROR(
+      executor.start(s, {BufferView{}, BufferView{buffer.data(), bytes, 1}, BufferView{}}, nullptr,
+                     comm.channels(), n));
+  // Waits as the runner does, so the figures are what collectives will see.
+  LinkWait wait;
+  std::vector<std::pair<Link*, bool>> io;
+  Status failure;
+  auto step = [&] {
+    bool progressed = false;
+    Status st = executor.progress(&progressed);
+    if (!st.ok() && failure.ok()) failure = st;
+    return progressed || !st.ok();
+  };
+  Deadline deadline = Deadline::after(comm.config().timeoutMs);
+  auto start = Clock::now();
+  uint32_t idle = 0;
+  while (!executor.done() && failure.ok()) {
+    if (step()) {
+      idle = 0;
+      continue;
+    }
+    if (deadline.expired()) return Status(weftTimeout, "timed out measuring the links");
+    if (++idle < 1000) continue;  // a short spin first, as the runner does
+    io.clear();
+    for (const auto& [peer, forRead] : executor.pendingIo())
+      io.emplace_back(comm.link(peer), forRead);
+    if (wait.wait(io, step)) idle = 0;
+  }
+  WEFT_RETURN_IF_ERROR(failure);
+  *seconds = std::chrono::duration<double>(Clock::now() - start).count() / rounds;
+  return okStatus();
+}
+
+// Seconds per hop of `bytes`, after as many untimed ones: the first trips through the links
+// and their wake-ups are slower than the rest.
+Status timeRing(Communicator& comm, size_t bytes, int rounds, double* seconds) {
+  // Not zeros: those may be left to the kernel's zero page, to fault in while timed.
+  std::vector<char> buffer(bytes, 1);
+  double ignored = 0;
+  WEFT_RETURN_IF_ERROR(runRing(comm, buffer, rounds, &ignored));
+  return runRing(comm, buffer, rounds, seconds);
+}
+
+}  // namespace
+
+Status calibrateLinks(Communicator& comm, const LinkModel& base, LinkModel* out) {
+  *out = base;
+  if (comm.nranks() < 2) return okStatus();
+  double small = 0;
+  double large = 0;
+  WEFT_RETURN_IF_ERROR(timeRing(comm, 8, kLatencyRounds, &small));
+  WEFT_RETURN_IF_ERROR(timeRing(comm, kBandwidthBytes, kBandwidthRounds, &large));
+  double figures[2] = {small, large};
+  Blob mine(sizeof(figures));
+  memcpy(mine.data(), figures, sizeof(figures));
+  std::vector<Blob> all;
+  WEFT_RETURN_IF_ERROR(comm.bootstrap().allGather(mine, &all));
+  for (const Blob& b : all) {
+    if (b.size() != sizeof(figures)) return Status(weftInternalError, "bad calibration message");
+    double theirs[2];
+    memcpy(theirs, b.data(), sizeof(theirs));
+    small = std::max(small, theirs[0]);
+    large = std::max(large, theirs[1]);
+  }
+  out->latencyUs = small * 1e6;
+  // The large hop pays one latency too; what is left moves the bytes.
+  const double moving = std::max(large - small, 1e-9);
+  out->bandwidthGBps = static_cast<double>(kBandwidthBytes) / moving / 1e9;
+  WEFT_INFO(kInit, "%s: measured links: %.2f us latency, %.2f GB/s", comm.describe().c_str(),
+            out->latencyUs, out->bandwidthGBps);
+  return okStatus();
+}
+
+}  // namespace weft

@@ -1,0 +1,369 @@
+// Staged collectives for 1..9 virtual ranks in this thread: slots and staging areas on the heap,
+// every rank's result checked against plain loops. Small staging areas make every operation
+// wrap the ring of chunks many times, and operations of different kinds follow each other on
+// the same ranks, as the chunk counters carry over from one to the next.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/reduce.h"
+#include "collectives/staged.h"
+
+namespace weft {
+namespace {
+
+// Rank r's input element i.
+int32_t input(int r, size_t i) {
+  return static_cast<int32_t>((r + 1) * 1000 + static_cast<int>(i % 997)) * (r % 2 ? -1 : 1);
+}
+
+std::vector<int32_t> inputs(int r, size_t count, size_t from = 0) {
+  std::vector<int32_t> v(count);
+  for (size_t i = 0; i < count; ++i)
+    v[i] = input(r, from + i);
+  return v;
+}
+
+int32_t sumAt(int n, size_t i) {
+  int64_t s = 0;
+  for (int r = 0; r < n; ++r)
+    s += input(r, i);
+  return static_cast<int32_t>(s);
+}
+
+// n ranks' shared memory on the heap, and one staged operation per rank.
+struct Ranks {
+  Ranks(int n, size_t stagingBytes) : controls(n), staging(n), areas(n), ops(n) {
+    std::vector<const SlotArea*> pointers;
+    for (int r = 0; r < n; ++r) {
+      controls[r] = std::make_unique<SlotControl>();
+      staging[r].assign(stagingBytes, 0);
+      areas[r].control = controls[r].get();
+      areas[r].staging = staging[r].data();
+      areas[r].stagingBytes = stagingBytes;
+      pointers.push_back(&areas[r]);
+    }
+    for (int r = 0; r < n; ++r)
+      groups.push_back(std::make_unique<DirectGroup>(r, pointers));
+  }
+
+  int n() const { return static_cast<int>(ops.size()); }
+
+  void start(int r, CollKind kind, size_t count, int root, const void* send, void* recv,
+             ReduceFn reduce, uint64_t signature = 42) {
+    CollArgs a;
+    a.kind = kind;
+    a.count = count;
+    a.root = root;
+    a.rank = r;
+    a.nranks = n();
+    ops[r].start(groups[r].get(), a, send, recv, sizeof(int32_t), reduce, signature);
+  }
+
+  // Progresses every rank, from the last one backwards so that no rank is always first,
+  // until all are done.
+  Status finish() {
+    for (int pass = 0; pass < 100000; ++pass) {
+      bool all = true;
+      for (int r = n() - 1; r >= 0; --r) {
+        bool progressed = false;
+        WEFT_RETURN_IF_ERROR(ops[r].progress(&progressed));
+        all = all && ops[r].done();
+      }
+      if (all) return okStatus();
+    }
+    return Status(weftInternalError, "stuck: " + ops[0].describeWait());
+  }
+
+  std::vector<std::unique_ptr<SlotControl>> controls;
+  std::vector<std::vector<char>> staging;
+  std::vector<SlotArea> areas;
+  std::vector<std::unique_ptr<DirectGroup>> groups;
+  std::vector<StagedOp> ops;
+};
+
+struct Param {
+  int n;
+  size_t count;
+  bool inPlace;
+  size_t stagingBytes;
+};
+
+class Staged : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    const Param& p = GetParam();
+    ranks = std::make_unique<Ranks>(p.n, p.stagingBytes);
+  }
+  std::unique_ptr<Ranks> ranks;
+  ReduceFn sum = reduceFunction(weftInt32, weftSum);
+};
+
+TEST_P(Staged, AllReduce) {
+  const auto [n, count, inPlace, staging] = GetParam();
+  // Twice, so the second operation starts where the first left the counters.
+  for (int round = 0; round < 2; ++round) {
+    std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(count, -7));
+    for (int r = 0; r < n; ++r) {
+      in[r] = inputs(r, count);
+      ranks->start(r, CollKind::kAllReduce, count, 0, in[r].data(),
+                   inPlace ? in[r].data() : out[r].data(), sum);
+    }
+    ASSERT_TRUE(ranks->finish().ok());
+    for (int r = 0; r < n; ++r) {
+      const std::vector<int32_t>& got = inPlace ? in[r] : out[r];
+      for (size_t i = 0; i < count; ++i)
+        ASSERT_EQ(got[i], sumAt(n, i)) << "round " << round << " rank " << r << " element " << i;
+    }
+  }
+}
+
+TEST_P(Staged, Reduce) {
+  const auto [n, count, inPlace, staging] = GetParam();
+  for (int root : {0, n - 1}) {
+    std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(count, -7));
+    for (int r = 0; r < n; ++r) {
+      in[r] = inputs(r, count);
+      ranks->start(r, CollKind::kReduce, count, root, in[r].data(),
+                   inPlace ? in[r].data() : out[r].data(), sum);
+    }
+    ASSERT_TRUE(ranks->finish().ok());
+    const std::vector<int32_t>& got = inPlace ? in[root] : out[root];
+    for (size_t i = 0; i < count; ++i)
+      ASSERT_EQ(got[i], sumAt(n, i)) << "root " << root << " element " << i;
+    for (int r = 0; r < n; ++r) {
+      if (r == root) continue;
+      EXPECT_EQ(in[r], inputs(r, count)) << "rank " << r << "'s input changed";
+      if (!inPlace) {
+        EXPECT_EQ(out[r], std::vector<int32_t>(count, -7)) << "rank " << r << "'s output changed";
+      }
+    }
+  }
+}
+
+TEST_P(Staged, ReduceScatter) {
+  const auto [n, count, inPlace, staging] = GetParam();
+  const size_t total = count * static_cast<size_t>(n);
+  std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(count, -7));
+  for (int r = 0; r < n; ++r) {
+    in[r] = inputs(r, total);
+    void* recv = inPlace ? in[r].data() + static_cast<size_t>(r) * count : out[r].data();
+    ranks->start(r, CollKind::kReduceScatter, count, 0, in[r].data(), recv, sum);
+  }
+  ASSERT_TRUE(ranks->finish().ok());
+  for (int r = 0; r < n; ++r) {
+    const int32_t* got = inPlace ? in[r].data() + static_cast<size_t>(r) * count : out[r].data();
+    for (size_t i = 0; i < count; ++i)
+      ASSERT_EQ(got[i], sumAt(n, static_cast<size_t>(r) * count + i)) << "rank " << r;
+  }
+}
+
+TEST_P(Staged, AllGather) {
+  const auto [n, count, inPlace, staging] = GetParam();
+  const size_t total = count * static_cast<size_t>(n);
+  std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(total, -7));
+  for (int r = 0; r < n; ++r) {
+    in[r] = inputs(r, count);
+    const int32_t* send = in[r].data();
+    if (inPlace) {
+      std::copy(in[r].begin(), in[r].end(), out[r].begin() + static_cast<long>(r * count));
+      send = out[r].data() + r * count;
+    }
+    ranks->start(r, CollKind::kAllGather, count, 0, send, out[r].data(), nullptr);
+  }
+  ASSERT_TRUE(ranks->finish().ok());
+  for (int r = 0; r < n; ++r) {
+    for (int p = 0; p < n; ++p) {
+      for (size_t i = 0; i < count; ++i)
+        ASSERT_EQ(out[r][p * count + i], input(p, i)) << "rank " << r << " block " << p;
+    }
+  }
+}
+
+TEST_P(Staged, Broadcast) {
+  const auto [n, count, inPlace, staging] = GetParam();
+  for (int root : {0, n / 2, n - 1}) {
+    std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(count, -7));
+    for (int r = 0; r < n; ++r) {
+      in[r] = r == root ? inputs(r, count) : std::vector<int32_t>(count, -3);
+      ranks->start(r, CollKind::kBroadcast, count, root, in[r].data(),
+                   inPlace ? in[r].data() : out[r].data(), nullptr);
+    }
+    ASSERT_TRUE(ranks->finish().ok());
+    for (int r = 0; r < n; ++r)
+      ASSERT_EQ(inPlace ? in[r] : out[r], inputs(root, count)) << "root " << root << " rank " << r;
+  }
+}
+
+// All-to-all is out of place only.
+class StagedOutOfPlace : public Staged {};
+
+TEST_P(StagedOutOfPlace, AllToAll) {
+  const auto [n, count, inPlace, staging] = GetParam();
+  const size_t total = count * static_cast<size_t>(n);
+  std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(total, -7));
+  for (int r = 0; r < n; ++r) {
+    in[r] = inputs(r, total);
+    ranks->start(r, CollKind::kAllToAll, count, 0, in[r].data(), out[r].data(), nullptr);
+  }
+  ASSERT_TRUE(ranks->finish().ok());
+  for (int r = 0; r < n; ++r) {
+    for (int p = 0; p < n; ++p) {
+      for (size_t i = 0; i < count; ++i)
+        ASSERT_EQ(out[r][p * count + i], input(p, r * count + i)) << "rank " << r << " from " << p;
+    }
+  }
+}
+
+std::vector<Param> params() {
+  std::vector<Param> out;
+  for (int n : {1, 2, 3, 4, 5, 8, 9}) {
+    // The smallest staging area that holds a line per rank in each chunk, and the default.
+    const size_t small = 8 * 64 * static_cast<size_t>(n);
+    for (size_t count : {size_t{1}, size_t{7}, size_t{1000}, size_t{70001}}) {
+      for (bool inPlace : {false, true})
+        out.push_back({n, count, inPlace, small});
+    }
+    out.push_back({n, 300007, false, size_t{2} << 20});
+    out.push_back({n, 300007, true, size_t{2} << 20});
+  }
+  return out;
+}
+
+std::string paramName(const ::testing::TestParamInfo<Param>& info) {
+  return "np" + std::to_string(info.param.n) + "_count" + std::to_string(info.param.count) +
+         "_staging" + std::to_string(info.param.stagingBytes) +
+         (info.param.inPlace ? "_inplace" : "");
+}
+
+std::vector<Param> outOfPlace() {
+  std::vector<Param> out;
+  for (const Param& p : params()) {
+    if (!p.inPlace) out.push_back(p);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Staged, ::testing::ValuesIn(params()), paramName);
+INSTANTIATE_TEST_SUITE_P(All, StagedOutOfPlace, ::testing::ValuesIn(outOfPlace()), paramName);
+
+// Operations of every kind, one after another on the same ranks, with sizes that leave the
+// chunk counters at odd places between them.
+void runMixedSequence(int n, size_t count, size_t stagingBytes) {
+  Ranks ranks(n, stagingBytes);
+  ReduceFn sum = reduceFunction(weftInt32, weftSum);
+  const size_t total = count * static_cast<size_t>(n);
+  for (CollKind kind : {CollKind::kAllGather, CollKind::kAllReduce, CollKind::kAllToAll,
+                        CollKind::kReduceScatter, CollKind::kBroadcast, CollKind::kAllReduce}) {
+    std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(total, 0));
+    for (int r = 0; r < n; ++r) {
+      in[r] = inputs(r, total);
+      ranks.start(r, kind, count, 1 % n, in[r].data(), out[r].data(), sum);
+    }
+    ASSERT_TRUE(ranks.finish().ok()) << collName(kind);
+    for (int r = 0; r < n; ++r) {
+      switch (kind) {
+        case CollKind::kAllReduce:
+          for (size_t i = 0; i < count; ++i)
+            ASSERT_EQ(out[r][i], sumAt(n, i));
+          break;
+        case CollKind::kReduceScatter:
+          for (size_t i = 0; i < count; ++i)
+            ASSERT_EQ(out[r][i], sumAt(n, r * count + i));
+          break;
+        case CollKind::kBroadcast:
+          for (size_t i = 0; i < count; ++i)
+            ASSERT_EQ(out[r][i], input(1 % n, i));
+          break;
+        case CollKind::kAllGather:
+          for (size_t i = 0; i < total; ++i)
+            ASSERT_EQ(out[r][i], input(static_cast<int>(i / count), i % count));
+          break;
+        default:  // all-to-all
+          for (size_t i = 0; i < total; ++i)
+            ASSERT_EQ(out[r][i], input(static_cast<int>(i / count), r * count + i % count));
+          break;
+      }
+    }
+  }
+}
+
+TEST(StagedSequence, MixedKinds) {
+  for (int n : {2, 3, 5, 9}) {
+    SCOPED_TRACE("ranks " + std::to_string(n));
+    runMixedSequence(n, 70001, 8 * 64 * static_cast<size_t>(n));
+    runMixedSequence(n, 5003, size_t{64} << 10);
+  }
+}
+
+// Floats reduced in different orders differ in their last bits; each sub-slice is reduced by one
+// rank only, so every rank gets the same bits.
+TEST(StagedFloats, EveryRankGetsTheSameBits) {
+  const int n = 5;
+  const size_t count = 100003;
+  Ranks ranks(n, 64 << 10);
+  std::vector<std::vector<float>> in(n, std::vector<float>(count)),
+      out(n, std::vector<float>(count));
+  for (int r = 0; r < n; ++r) {
+    for (size_t i = 0; i < count; ++i)
+      in[r][i] = 1.0f / static_cast<float>(1 + (i * 7 + static_cast<size_t>(r) * 13) % 101);
+  }
+  for (int r = 0; r < n; ++r) {
+    CollArgs a;
+    a.kind = CollKind::kAllReduce;
+    a.count = count;
+    a.rank = r;
+    a.nranks = n;
+    ranks.ops[r].start(ranks.groups[r].get(), a, in[r].data(), out[r].data(), sizeof(float),
+                       reduceFunction(weftFloat32, weftSum), 1);
+  }
+  ASSERT_TRUE(ranks.finish().ok());
+  for (int r = 1; r < n; ++r)
+    EXPECT_EQ(memcmp(out[r].data(), out[0].data(), count * sizeof(float)), 0) << "rank " << r;
+  for (size_t i = 0; i < count; i += 997) {
+    double expected = 0;
+    for (int r = 0; r < n; ++r)
+      expected += in[r][i];
+    EXPECT_NEAR(out[0][i], expected, 1e-5) << i;
+  }
+}
+
+// Ranks that called with other arguments find out before reading each other's chunks.
+TEST(StagedErrors, MismatchedCallsFail) {
+  Ranks ranks(2, 64 << 10);
+  std::vector<int32_t> a(5000), b(5000), c(5000), d(5000);
+  ReduceFn sum = reduceFunction(weftInt32, weftSum);
+  ranks.start(0, CollKind::kAllReduce, 5000, 0, a.data(), b.data(), sum, 1);
+  ranks.start(1, CollKind::kAllReduce, 5000, 0, c.data(), d.data(), sum, 2);
+  Status s = ranks.finish();
+  EXPECT_EQ(s.code(), weftInvalidUsage) << s.message();
+  EXPECT_NE(s.message().find("other arguments"), std::string::npos) << s.message();
+}
+
+// A rank that has not started yet holds the others at the first chunk they need from it, and
+// says so.
+TEST(StagedErrors, WaitingNamesTheRankAndStage) {
+  Ranks ranks(3, 64 << 10);
+  std::vector<std::vector<int32_t>> in(3, std::vector<int32_t>(50000, 1)), out(3, in[0]);
+  ReduceFn sum = reduceFunction(weftInt32, weftSum);
+  for (int r = 0; r < 2; ++r)
+    ranks.start(r, CollKind::kAllReduce, 50000, 0, in[r].data(), out[r].data(), sum);
+  bool progressed = false;
+  for (int pass = 0; pass < 10; ++pass) {
+    for (int r = 0; r < 2; ++r)
+      ASSERT_TRUE(ranks.ops[r].progress(&progressed).ok());
+  }
+  EXPECT_FALSE(ranks.ops[0].done());
+  EXPECT_NE(ranks.ops[0].describeWait().find("rank 2"), std::string::npos)
+      << ranks.ops[0].describeWait();
+  EXPECT_EQ(ranks.ops[0].pendingPeers(), (std::vector<int>{1, 2}));
+  ranks.start(2, CollKind::kAllReduce, 50000, 0, in[2].data(), out[2].data(), sum);
+  ASSERT_TRUE(ranks.finish().ok());
+  EXPECT_EQ(out[1], std::vector<int32_t>(50000, 3));
+}
+
+}  // namespace
+}  // namespace weft
