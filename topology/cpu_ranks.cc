@@ -40,20 +40,27 @@ int packageOfNuma(const System& s, int numa) {
   return -1;
 }
 
-std::vector<int> orderCpuRanks(const System& s, const std::vector<int>& numaOfRank) {
-  std::vector<int> order(numaOfRank.size());
+std::vector<int> orderByLocality(const std::vector<RankLocality>& ranks) {
+  std::vector<int> order(ranks.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = static_cast<int>(i);
   auto key = [&](int r) {
-    int numa = numaOfRank[static_cast<size_t>(r)];
-    if (numa < 0) return std::make_tuple(INT_MAX, INT_MAX, r);
-    int pkg = packageOfNuma(s, numa);
+    const RankLocality& l = ranks[static_cast<size_t>(r)];
+    if (l.numaNode < 0) return std::make_tuple(INT_MAX, INT_MAX, r);
     // Unknown package: the NUMA node is its own group, after the known packages.
-    int pkgKey = pkg >= 0 ? pkg : (1 << 20) + numa;
-    return std::make_tuple(pkgKey, numa, r);
+    int pkgKey = l.package >= 0 ? l.package : (1 << 20) + l.numaNode;
+    return std::make_tuple(pkgKey, static_cast<int>(l.numaNode), r);
   };
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return key(a) < key(b); });
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return key(a) < key(b); });
   return order;
+}
+
+std::vector<int> orderCpuRanks(const System& s, const std::vector<int>& numaOfRank) {
+  std::vector<RankLocality> ranks;
+  ranks.reserve(numaOfRank.size());
+  for (int numa : numaOfRank)
+    ranks.push_back(localityOfNuma(s, numa));
+  return orderByLocality(ranks);
 }
 
 uint32_t packLocality(RankLocality l) {

@@ -13,11 +13,6 @@ namespace weft::topo {
 // it runs on now; -1 when the system does not say which CPUs a NUMA node has.
 int currentNumaNode(const System& system);
 
-// The order of a host's ranks in a ring: by socket, then NUMA node, then rank, so that the ring
-// crosses each socket and NUMA boundary as few times as it can. numaOfRank[r] is local rank r's
-// NUMA node (-1: unknown; those come last). Returns local ranks.
-std::vector<int> orderCpuRanks(const System& system, const std::vector<int>& numaOfRank);
-
 // Where a rank runs, in four bytes for the bootstrap's all-gather.
 struct RankLocality {
   int16_t numaNode = -1;
@@ -27,6 +22,15 @@ struct RankLocality {
     return numaNode == o.numaNode && package == o.package;
   }
 };
+
+// The order of a host's ranks in a ring: by socket, then NUMA node, then rank, so that the ring
+// crosses each socket and NUMA boundary as few times as it can. Ranks whose package is unknown
+// group by NUMA node after the known packages; unknown NUMA nodes come last. Returns indices
+// into `ranks`. The communicator orders each host's ranks with it.
+std::vector<int> orderByLocality(const std::vector<RankLocality>& ranks);
+
+// The same for ranks given by NUMA node id in `system` (numaOfRank[r]: local rank r's).
+std::vector<int> orderCpuRanks(const System& system, const std::vector<int>& numaOfRank);
 uint32_t packLocality(RankLocality locality);
 RankLocality unpackLocality(uint32_t packed);
 // The locality of NUMA node `numa` of the system (package from the model; -1 if unknown).

@@ -4,15 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
-#include <numeric>
-#include <tuple>
 
 #include "src/base/env.h"
 #include "src/base/log.h"
 #include "src/base/wait.h"
 #include "src/comm/calibration.h"
-#include "topology/topo.h"
+#include "src/comm/rank_placement.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
 
@@ -27,21 +26,6 @@ int usableCpus() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
   return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-}
-
-// Where this process runs on its host, for rank placement. The host's topology (discovered or
-// WEFT_TOPO_FILE) is loaded once per process.
-Status localLocality(uint32_t* out) {
-  static std::once_flag once;
-  static Status loaded;
-  static topo::System* system = nullptr;
-  std::call_once(once, [] {
-    system = new topo::System();  // kept for the life of the process
-    loaded = topo::loadLocalSystem(system);
-  });
-  if (!loaded.ok()) return loaded.withContext("loading this host's topology");
-  *out = topo::packLocality(topo::localityOfNuma(*system, topo::currentNumaNode(*system)));
-  return okStatus();
 }
 
 Status chooseLocalAddress(const SockAddr& root, SockAddr* out) {
@@ -107,6 +91,7 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   WEFT_RETURN_IF_ERROR(Bootstrap::create(id, bo, &bootstrap_));
 
   const auto& ranks = bootstrap_->ranks();
+  placeRanks();
   std::vector<int> shmPeers;
   std::vector<int> tcpPeers;
   for (int r = 0; r < nranks_; ++r) {
@@ -114,6 +99,10 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
     bool sameHost = ranks[r].hostHash == ranks[rank_].hostHash;
     (sameHost && config_.transport != "tcp" ? shmPeers : tcpPeers).push_back(r);
   }
+  const bool manyHosts = hostGroups_.hosts.size() > 1;
+  const topo::System* system = nullptr;
+  WEFT_RETURN_IF_ERROR(localSystem(&system));
+  const topo::NicChoice nic = rankNic(*system, ranks, rank_);
   TransportContext ctx;
   ctx.rank = rank_;
   ctx.nranks = nranks_;
@@ -121,7 +110,16 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   ctx.secret = id.secret;
   ctx.deadline = Deadline::after(config_.timeoutMs);
   ctx.abort = &abort_;
-  ctx.localAddress = localAddress;
+  // Across hosts, tcp leaves by the NIC the topology puts closest to this rank, unless the
+  // user named interfaces; ranks that meet over loopback stay on it.
+  const bool userInterfaces = !env().socketIfname.empty() || !env().socketFamily.empty();
+  ctx.localAddress = manyHosts && !userInterfaces && !localAddress.isLoopback()
+                         ? nicListenAddress(nic, localAddress)
+                         : localAddress;
+  WEFT_INFO(kInit, "%s: NIC %s (%.2f GB/s) closest to NUMA node %d; tcp listens on %s",
+            describe().c_str(), nic.interface.empty() ? "none" : nic.interface.c_str(),
+            nic.bandwidthGBps, topo::unpackLocality(ranks[rank_].locality).numaNode,
+            ctx.localAddress.toString().c_str());
   ctx.nSocketsPerPeer = config_.nSocketsPerPeer;
   ctx.shmRingBytes = config_.shmRingBytes;
   ctx.shmSlotBytes = config_.shmSlotBytes;
@@ -152,7 +150,6 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   linkModel_ = tcpPeers.empty() ? kShmModel : kTcpModel;
   intraHostModel_ = config_.transport == "tcp" ? kTcpModel : kShmModel;
   interHostModel_ = kTcpModel;
-  placeRanks();
   setUpDirect();
   size_t localRanks = 1;
   for (int r = 0; r < nranks_; ++r) {
@@ -160,14 +157,28 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   }
   oversubscribed_ = localRanks > static_cast<size_t>(usableCpus());
   // Every rank must have connected before any uses its links; the all-gather that waits for
-  // that also tells whether every rank wants the links measured (all must do it or none).
+  // that also tells whether every rank wants the links measured (all must do it or none) and
+  // each rank's NIC bandwidth, so that all price the links between hosts alike.
+  Blob mine(1 + sizeof(double));
+  mine[0] = config_.calibrate ? 1 : 0;
+  memcpy(mine.data() + 1, &nic.bandwidthGBps, sizeof(double));
   std::vector<Blob> wants;
   WEFT_RETURN_IF_ERROR(
-      bootstrap_->allGather(Blob{static_cast<uint8_t>(config_.calibrate ? 1 : 0)}, &wants)
-          .withContext("waiting for all ranks to connect"));
+      bootstrap_->allGather(mine, &wants).withContext("waiting for all ranks to connect"));
   bool calibrate = true;
-  for (const Blob& w : wants)
-    calibrate = calibrate && w.size() == 1 && w[0] == 1;
+  std::vector<double> nicGBps;
+  for (const Blob& w : wants) {
+    calibrate = calibrate && w.size() == mine.size() && w[0] == 1;
+    double gbps = 0;
+    if (w.size() == mine.size()) memcpy(&gbps, w.data() + 1, sizeof(double));
+    nicGBps.push_back(gbps);
+  }
+  if (manyHosts) {
+    interHostModel_ = capByNics(interHostModel_, nicGBps);
+    linkModel_ = capByNics(linkModel_, nicGBps);
+    WEFT_INFO(kInit, "%s: links between hosts priced at %.3f GB/s (tcp, capped by the NICs)",
+              describe().c_str(), interHostModel_.bandwidthGBps);
+  }
   // A communicator whose links are all of one kind measures them for the cost model.
   if (calibrate && (shmPeers.empty() || tcpPeers.empty())) {
     LinkModel measured;
@@ -183,31 +194,15 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
 }
 
 void Communicator::placeRanks() {
-  const auto& ranks = bootstrap_->ranks();
-  std::vector<uint64_t> hosts;  // in the order of their first rank
-  std::vector<int> hostOf(static_cast<size_t>(nranks_));
-  for (int r = 0; r < nranks_; ++r) {
-    auto it = std::find(hosts.begin(), hosts.end(), ranks[r].hostHash);
-    hostOf[r] = static_cast<int>(it - hosts.begin());
-    if (it == hosts.end()) hosts.push_back(ranks[r].hostHash);
-  }
-  ringOrder_.resize(static_cast<size_t>(nranks_));
-  std::iota(ringOrder_.begin(), ringOrder_.end(), 0);
-  auto place = [&](int r) {
-    topo::RankLocality l = topo::unpackLocality(ranks[r].locality);
-    return std::make_tuple(hostOf[r], l.package, l.numaNode, r);
-  };
-  std::sort(ringOrder_.begin(), ringOrder_.end(),
-            [&](int a, int b) { return place(a) < place(b); });
-  hostGroups_.hosts.assign(hosts.size(), {});
-  for (int r : ringOrder_)
-    hostGroups_.hosts[hostOf[r]].push_back(r);
+  RankPlacement p = weft::placeRanks(bootstrap_->ranks());
+  ringOrder_ = std::move(p.ringOrder);
+  hostGroups_ = std::move(p.hostGroups);
   if (logEnabled(LogLevel::kInfo, kInit)) {
     std::string order;
     for (int r : ringOrder_)
       order += " " + std::to_string(r);
     WEFT_INFO(kInit, "%s: ring order%s over %zu host(s)", describe().c_str(), order.c_str(),
-              hosts.size());
+              hostGroups_.hosts.size());
   }
 }
 
