@@ -9,10 +9,13 @@
 namespace weft::topo {
 namespace {
 
-// Lower is closer: a NIC with a PCI device before a virtual interface, then the path class, the
-// bandwidth (rounded so float noise does not split ties) and the hops.
+// Lower is closer: a NIC with a PCI device before a virtual interface; then one on the same NUMA
+// node before one across sockets; among those, an RDMA-capable NIC before a plain one (NCCL
+// prefers its IB/verbs transport to sockets wherever it can); then the path class, the bandwidth
+// (rounded so float noise does not split ties) and the hops.
 auto closenessKey(const System& s, const Path& p, int nic) {
   return std::make_tuple(s.nodes[static_cast<size_t>(nic)].isVirtual ? 1 : 0,
+                         p.cls > PathClass::kNode ? 1 : 0, isRdmaNic(s, nic) ? 0 : 1,
                          static_cast<int>(p.cls), -std::lround(p.bw * 1000), p.hops());
 }
 
@@ -61,6 +64,17 @@ std::vector<int> assignNics(const System& s, const Paths& paths, const std::vect
     out.push_back(best);
   }
   return out;
+}
+
+bool isRdmaNic(const System& s, int nic) {
+  const Node& n = s.nodes[static_cast<size_t>(nic)];
+  if (n.pci.classCode.rfind("0x0207", 0) == 0) return true;  // InfiniBand controller
+  if (n.pci.vendor == "0x1d0f" && n.pci.device.rfind("0xefa", 0) == 0) return true;  // AWS EFA
+  for (int net : s.netsOf(nic)) {
+    const NetInfo& i = s.nodes[static_cast<size_t>(net)].net;
+    if (!i.rdmaDevice.empty() || !i.linkLayer.empty() || i.gdr == 1) return true;
+  }
+  return false;
 }
 
 std::string nicInterface(const System& s, int nic) {

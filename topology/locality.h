@@ -1,6 +1,7 @@
 // Which NIC a device should use: the closest one (a NIC with a PCI device before a virtual
-// interface, then the best path class, the widest path, the fewest hops), with devices that tie
-// spread over the tied NICs.
+// interface; one on the device's NUMA node before one across sockets, and there an RDMA-capable
+// NIC before a plain one; then the best path class, the widest path, the fewest hops), with
+// devices that tie spread over the tied NICs.
 #pragma once
 
 #include <string>
@@ -21,6 +22,11 @@ std::vector<int> closestNics(const System& system, const Paths& paths, int from)
 // -1 entries when the system has no NIC.
 std::vector<int> assignNics(const System& system, const Paths& paths,
                             const std::vector<int>& devices);
+
+// Whether a NIC can do RDMA: a verbs device (InfiniBand, RoCE, usNIC) or link layer is known for
+// a port, its PCI class is InfiniBand, it is an AWS EFA, or an NCCL dump gives a port GPUDirect
+// RDMA (gdr="1", which only the IB/verbs transports report).
+bool isRdmaNic(const System& system, int nic);
 
 // The name a socket transport would bind: the port's interface (eth0, ib0) when known, else the
 // port's name, else the NIC's.

@@ -290,6 +290,51 @@ TEST(Files, CiscoCpuOnly) {
   EXPECT_LT(find(s, "0000:0b:00.1"), 0);
 }
 
+// Which NIC a NUMA node's ranks use: an RDMA-capable one (usNIC here) before plain Ethernet on
+// the same NUMA node, but never one across the sockets before a local one.
+TEST(Files, CiscoNumaNodesPreferUsnic) {
+  if (!hwlocAvailable()) GTEST_SKIP() << "built without hwloc";
+  System s = load("cisco-ucs-2s-cpuonly-usnic.hwloc.xml");
+  for (const char* n : {"usnic_0", "usnic_1", "usnic_2"})
+    EXPECT_TRUE(isRdmaNic(s, find(s, n))) << n;
+  for (const char* n : {"eth0", "eth1", "eth7"})  // I350 ports; a VIC port without usNIC
+    EXPECT_FALSE(isRdmaNic(s, find(s, n))) << n;
+  // The I350s are closer to CPU0 (fewer hops, no VIC switches), yet the usNICs win.
+  EXPECT_EQ(closest(s, "CPU0"), v({"usnic_0", "usnic_1"}));
+  EXPECT_EQ(closest(s, "CPU1"), v({"usnic_2"}));
+  Paths paths(s);
+  std::vector<int> order = nicsByCloseness(s, paths, find(s, "CPU0"));
+  ASSERT_EQ(order.size(), 6u);
+  EXPECT_EQ(s.nodes[order[2]].name, "eth0");  // then the local plain NICs, then the far ones
+  EXPECT_EQ(s.nodes[order[3]].name, "eth1");
+  // Without its usNIC, NUMA 1 keeps its own two VIC ports rather than NUMA 0's usNICs.
+  for (int net : s.netsOf(find(s, "usnic_2")))
+    s.nodes[net].net.rdmaDevice.clear();
+  EXPECT_EQ(closest(s, "CPU1"), v({"usnic_2", "eth7"}));
+}
+
+// Other files: InfiniBand classes, EFA and GPUDirect ports count as RDMA; a virtual eth0 not.
+TEST(Files, RdmaNicsOfTheOtherFiles) {
+  System ndv4 = load("azure-ndv4-a100x8-hdr200x8.nccl.xml");  // bare 0x020700 endpoints
+  for (int nic : ndv4.nics())
+    EXPECT_TRUE(isRdmaNic(ndv4, nic));
+  System p4d = load("aws-p4d.24xlarge-a100x8-efa4.nccl.xml");  // EFA, class 0x020000
+  for (int nic : p4d.nics())
+    EXPECT_TRUE(isRdmaNic(p4d, nic));
+  System hgx = load("alibaba-hgx-a100x8-cx6bond200x4.nccl.xml");  // <net gdr="1">
+  for (int nic : hgx.nics())
+    EXPECT_TRUE(isRdmaNic(hgx, nic));
+  System ncv4 = load("azure-ncv4-a100x4-pcie.nccl.xml");  // <net name="eth0" gdr="0">
+  EXPECT_FALSE(isRdmaNic(ncv4, find(ncv4, "eth0")));
+  if (!hwlocAvailable()) return;
+  System hp = load("hp-sl390s-g7-2s-m2070x3-qdr.hwloc.xml");
+  EXPECT_TRUE(isRdmaNic(hp, find(hp, "mlx4_0")));
+  EXPECT_FALSE(isRdmaNic(hp, find(hp, "eth0")));
+  // Every NIC is on socket 0: from socket 1 the InfiniBand port, the only RDMA one, wins.
+  EXPECT_EQ(closest(hp, "CPU1"), v({"mlx4_0"}));
+  EXPECT_EQ(closest(hp, "GPU1"), v({"mlx4_0"}));
+}
+
 TEST(Files, HpTwoSocketsThreeGpus) {
   if (!hwlocAvailable()) GTEST_SKIP() << "built without hwloc";
   System s = load("hp-sl390s-g7-2s-m2070x3-qdr.hwloc.xml");

@@ -195,11 +195,13 @@ TEST(Interface, LoadsFilesInsteadOfDiscovering) {
 TEST(Interface, NicChoicesSpreadOverEquallyCloseNics) {
   if (!hwlocAvailable()) GTEST_SKIP() << "built without hwloc";
   System s = test::load("cisco-ucs-2s-cpuonly-usnic.hwloc.xml");
-  EXPECT_EQ(nicForNuma(s, 0, 0), "eth0");
-  EXPECT_EQ(nicForNuma(s, 0, 1), "eth1");
-  EXPECT_EQ(nicForNuma(s, 0, 2), "eth0");
-  EXPECT_EQ(nicForNuma(s, 1, 0), "eth6");  // usnic_2's interface
-  EXPECT_EQ(nicForNuma(s, 1, 1), "eth7");
+  // NUMA 0: the two usNIC VICs (interfaces eth4, eth5), not the plain I350 ports eth0/eth1.
+  EXPECT_EQ(nicForNuma(s, 0, 0), "eth4");
+  EXPECT_EQ(nicForNuma(s, 0, 1), "eth5");
+  EXPECT_EQ(nicForNuma(s, 0, 2), "eth4");
+  // NUMA 1: usnic_2 (eth6) is its only RDMA-capable NIC; eth7 has no usNIC.
+  EXPECT_EQ(nicForNuma(s, 1, 0), "eth6");
+  EXPECT_EQ(nicForNuma(s, 1, 1), "eth6");
 }
 
 TEST(Interface, NicForGpu) {
