@@ -11,19 +11,29 @@ std::string RankSet::label(const System& s, int rank) const {
 
 Status chooseRanks(const System& s, int n, RankDevice device, RankSet* out) {
   *out = RankSet();
+  out->asked = n;
   if (n < 1 || n > 4096) {
     return errorf(weftInvalidArgument, "ranks per host must be 1 to 4096, not %d", n);
   }
   std::vector<int> gpus = s.gpus();
-  bool useGpus = device == RankDevice::kGpu ||
-                 (device == RankDevice::kAuto && static_cast<int>(gpus.size()) >= n);
-  if (useGpus) {
-    if (static_cast<int>(gpus.size()) < n) {
-      return errorf(weftInvalidArgument, "%d GPU ranks asked for, but the system has %zu GPU(s)", n,
-                    gpus.size());
+  int haveGpus = static_cast<int>(gpus.size());
+  if (device == RankDevice::kGpu && haveGpus < n) {
+    return errorf(weftInvalidArgument, "%d GPU ranks asked for, but the system has %d GPU(s)", n,
+                  haveGpus);
+  }
+  if (device != RankDevice::kCpu && haveGpus > 0) {
+    // As NCCL runs: one rank per GPU. More ranks than GPUs would put two ranks on a GPU, which
+    // NCCL refuses, so the host's ranks are its GPUs.
+    int used = std::min(n, haveGpus);
+    out->nodes.assign(gpus.begin(), gpus.begin() + used);
+    out->note = used == 1 ? std::string("1 GPU rank: GPU0")
+                          : strprintf("%d GPU rank(s): GPU0..GPU%d", used, used - 1);
+    if (used < n) {
+      out->note += strprintf(
+          " (%d ranks per host asked for, but the system has %d GPU(s): one "
+          "rank per GPU, as NCCL runs them)",
+          n, haveGpus);
     }
-    out->nodes.assign(gpus.begin(), gpus.begin() + n);
-    out->note = strprintf("%d GPU rank(s): GPU0..GPU%d", n, n - 1);
     return okStatus();
   }
   std::vector<int> cpus = s.nodesOf(NodeKind::kCpu);
@@ -35,10 +45,7 @@ Status chooseRanks(const System& s, int n, RankDevice device, RankSet* out) {
     out->numaOfRank.push_back(s.nodes[cpu].cpu.numaId);
   }
   out->note = strprintf("%d CPU rank(s), in blocks over %zu NUMA node(s)%s", n, cpus.size(),
-                        gpus.empty() ? " (the system has no GPU)"
-                        : device == RankDevice::kCpu
-                            ? ""
-                            : strprintf(" (more ranks than the %zu GPU(s))", gpus.size()).c_str());
+                        gpus.empty() ? " (the system has no GPU)" : "");
   return okStatus();
 }
 

@@ -1,5 +1,6 @@
-// Which devices a host's ranks use, for search and for weft-topo: N ranks on the first N GPUs,
-// or, when there are fewer GPUs than ranks (or none), CPU ranks spread over the NUMA nodes.
+// Which devices a host's ranks use, for search and for weft-topo: one rank per GPU, on the
+// first N GPUs (all of them, with a note, when N is larger: NCCL never puts two ranks on a GPU),
+// or, when the system has no GPU or CPU ranks are asked for, CPU ranks spread over the NUMA nodes.
 #pragma once
 
 #include <string>
@@ -17,6 +18,7 @@ struct RankSet {
   std::vector<int> nodes;       // per local rank: its GPU node, or the CPU node of its NUMA node
   std::vector<int> numaOfRank;  // CPU ranks: the NUMA node id of each
   std::string note;             // how the ranks were placed, for the reader
+  int asked = 0;                // ranks per host asked for (nodes has fewer when GPUs ran out)
   std::string label(const System& system, int rank) const;  // "GPU3" / "rank 5 (NUMA 1)"
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "topology/bandwidth.h"
 #include "topology/channel_model.h"
@@ -26,6 +28,36 @@ struct Candidate {
   std::vector<int> order;
   int nicIn = -1, nicOut = -1;
 };
+
+// How many rings already enter and leave by each NIC, so later rings pick the least used.
+struct NicUses {
+  std::map<int, int> in, out;
+};
+
+// What the hops inside a host go through, in words: NVLink, a PCIe switch, or the CPUs.
+std::string explainHops(const std::vector<PathClass>& hops, bool systemHasSwitch) {
+  int nvlink = 0, local = 0, cpu = 0, cross = 0;
+  for (PathClass p : hops) {
+    nvlink += p == PathClass::kNvl || p == PathClass::kNvb;
+    local += p == PathClass::kPix || p == PathClass::kPxb;
+    cpu += p == PathClass::kPhb || p == PathClass::kNode || p == PathClass::kSys;
+    cross += p == PathClass::kSys;
+  }
+  std::string out;
+  if (nvlink > 0) out = strprintf("%d of %zu hops over NVLink", nvlink, hops.size());
+  if (local > 0) {
+    out += out.empty() ? strprintf("%d of %zu hops", local, hops.size()) : strprintf(", %d", local);
+    out += " stay below a PCIe switch";
+  }
+  if (cpu > 0 && out.empty()) {
+    out = systemHasSwitch ? "no two neighbours share a PCIe switch: every hop goes through a CPU"
+                          : "no PCIe switch in this system: every hop goes through a CPU";
+  } else if (cpu > cross) {
+    out += strprintf(", %d through a CPU", cpu - cross);
+  }
+  if (cross > 0) out += strprintf(", %d between CPUs", cross);
+  return out;
+}
 
 class Search {
  public:
@@ -97,7 +129,7 @@ class Search {
           commit(c, speed, &cap);
           tried.push_back(c);
         }
-        nicUses_.clear();
+        nicUses_ = NicUses();
         if (tried.size() > rings.size()) rings = tried;
       }
       strategy_ = Strategy::kMostRemaining;
@@ -151,18 +183,19 @@ class Search {
 
   Hop hopOf(int a, int b) const { return hops_.between(a, b); }
 
-  // How many NICs rings enter by.
+  // How many NICs rings enter by, plus how many they leave by.
   static size_t nicsUsed(const std::vector<Candidate>& rings) {
-    std::vector<int> nics;
+    std::set<int> in, out;
     for (const Candidate& c : rings) {
-      if (std::find(nics.begin(), nics.end(), c.nicIn) == nics.end()) nics.push_back(c.nicIn);
+      in.insert(c.nicIn);
+      out.insert(c.nicOut);
     }
-    return nics.size();
+    return in.size() + out.size();
   }
 
   // One ring at `speed` on what `cap` has left, with no hop worse than `maxClass`.
   bool find(double speed, PathClass maxClass, Capacity* cap, Candidate* out,
-            std::map<int, int>* nicUses = nullptr) {
+            NicUses* uses = nullptr) {
     budget_ = kBudget;
     maxClass_ = maxClass;
     speed_ = speed;
@@ -179,31 +212,37 @@ class Search {
       out->order = order;
       return true;
     }
-    // Across hosts: try entry NICs, least used first.
+    // Across hosts the ring is a chain per host: in by a NIC at a rank next to it, out at a
+    // rank by the NIC next to that rank. Both ends are fixed first, from the least used entry
+    // and exit NICs, so that the rings spread over all NICs both ways.
+    NicUses none;
+    const NicUses& u = uses ? *uses : none;
+    auto count = [](const std::map<int, int>& m, int nic) {
+      auto it = m.find(nic);
+      return it == m.end() ? 0 : it->second;
+    };
     std::vector<int> nics = nics_;
-    std::stable_sort(nics.begin(), nics.end(), [&](int a, int b) {
-      int ua = nicUses ? (*nicUses)[a] : 0, ub = nicUses ? (*nicUses)[b] : 0;
-      return ua < ub;
-    });
+    std::stable_sort(nics.begin(), nics.end(),
+                     [&](int a, int b) { return count(u.in, a) < count(u.in, b); });
     for (int nic : nics) {
-      std::vector<int> starts;
-      for (int r = 0; r < n_; ++r) {
-        if (nicOf_[static_cast<size_t>(r)] == nic) starts.push_back(r);
-      }
-      if (starts.empty()) continue;  // no rank is close to this NIC
-      for (int start : starts) {
+      for (int start = 0; start < n_; ++start) {
+        if (nicOf_[static_cast<size_t>(start)] != nic) continue;
         Hop in = hops_.fromNet(nic, start);
         if (!in.exists || !cap_->take(in, speed)) continue;
-        std::vector<int> order{start};
-        std::vector<char> used(static_cast<size_t>(n_), 0);
-        used[static_cast<size_t>(start)] = 1;
-        if (dfs(&order, &used, nic)) {
-          cap_->give(in, speed);
-          out->order = order;
-          out->nicIn = nic;
-          out->nicOut = nicOf_[static_cast<size_t>(order.back())];
-          if (nicUses) ++(*nicUses)[nic];
-          return true;
+        for (int end : exitOrder(start, u.out)) {
+          Candidate c;
+          if (chain(start, end, &c.order)) {
+            c.nicIn = nic;
+            c.nicOut = nicOf_[static_cast<size_t>(end)];
+            cap_->give(in, speed);
+            if (uses) {
+              ++uses->in[c.nicIn];
+              ++uses->out[c.nicOut];
+            }
+            *out = c;
+            return true;
+          }
+          if (budget_ <= 0) break;
         }
         cap_->give(in, speed);
         if (budget_ <= 0) return false;
@@ -212,16 +251,56 @@ class Search {
     return false;
   }
 
+  // The ranks a ring entering at `start` may leave from: those whose NIC has sent the fewest
+  // rings first, then the farthest from `start` (a chain whose ends are on different sockets
+  // crosses between them once, not twice).
+  std::vector<int> exitOrder(int start, const std::map<int, int>& outUses) const {
+    std::vector<int> ends;
+    for (int r = 0; r < n_; ++r) {
+      if (r != start || n_ == 1) ends.push_back(r);
+    }
+    auto key = [&](int r) {
+      auto it = outUses.find(nicOf_[static_cast<size_t>(r)]);
+      int used = it == outUses.end() ? 0 : it->second;
+      int near = r == start ? 0 : -static_cast<int>(hopOf(start, r).cls);
+      return std::make_tuple(used, near, r);
+    };
+    std::sort(ends.begin(), ends.end(), [&](int a, int b) { return key(a) < key(b); });
+    return ends;
+  }
+
+  // A chain from `start` to `end` through every rank, leaving by the NIC next to `end`.
+  bool chain(int start, int end, std::vector<int>* order) {
+    Hop out = hops_.toNet(end, nicOf_[static_cast<size_t>(end)]);
+    if (!out.exists || !cap_->take(out, speed_)) return false;
+    *order = {start};
+    std::vector<char> used(static_cast<size_t>(n_), 0);
+    used[static_cast<size_t>(start)] = 1;
+    used[static_cast<size_t>(end)] = 1;  // kept for last
+    bool ok = n_ == 1 || dfs(order, &used, end);
+    cap_->give(out, speed_);
+    return ok;
+  }
+
   // Extends `order` to all ranks; on success the capacity taken is given back (commit takes it).
-  bool dfs(std::vector<int>* order, std::vector<char>* used, int entryNic) {
+  // Within a host (`end` < 0) the last rank closes the ring to the first; across hosts the
+  // chain must finish at `end`, whose exit to the network the caller has checked.
+  bool dfs(std::vector<int>* order, std::vector<char>* used, int end) {
     if (--budget_ < 0) return false;
     int cur = order->back();
-    if (static_cast<int>(order->size()) == n_) {
-      Hop close = entryNic < 0 ? hopOf(cur, order->front())
-                               : hops_.toNet(cur, nicOf_[static_cast<size_t>(cur)]);
-      if (!close.exists || (entryNic < 0 && close.cls > maxClass_)) return false;
+    int placed = static_cast<int>(order->size());
+    if (placed == n_) {
+      Hop close = hopOf(cur, order->front());
+      if (!close.exists || close.cls > maxClass_) return false;
       if (!cap_->take(close, speed_)) return false;
       cap_->give(close, speed_);
+      return true;
+    }
+    if (end >= 0 && placed == n_ - 1) {
+      const Hop& h = hopOf(cur, end);
+      if (!h.exists || h.cls > maxClass_ || !cap_->take(h, speed_)) return false;
+      cap_->give(h, speed_);
+      order->push_back(end);
       return true;
     }
     std::vector<int> next;
@@ -231,13 +310,7 @@ class Search {
       if (!h.exists || h.cls > maxClass_) continue;
       next.push_back(r);
     }
-    bool last = static_cast<int>(order->size()) == n_ - 1;
     std::stable_sort(next.begin(), next.end(), [&](int a, int b) {
-      if (last && entryNic >= 0) {
-        bool ha = nicOf_[static_cast<size_t>(a)] == entryNic,
-             hb = nicOf_[static_cast<size_t>(b)] == entryNic;
-        if (ha != hb) return ha;
-      }
       const Hop &x = hops_.between(cur, a), &y = hops_.between(cur, b);
       double rx = cap_->remaining(x), ry = cap_->remaining(y);
       if (strategy_ == Strategy::kWidestLink) {
@@ -254,10 +327,10 @@ class Search {
       if (!cap_->take(h, speed_)) continue;
       order->push_back(r);
       (*used)[static_cast<size_t>(r)] = 1;
-      bool ok = dfs(order, used, entryNic);
+      bool ok = dfs(order, used, end);
       cap_->give(h, speed_);
       if (ok) return true;
-      order->pop_back();
+      order->resize(static_cast<size_t>(placed));
       (*used)[static_cast<size_t>(r)] = 0;
       if (budget_ < 0) return false;
     }
@@ -320,14 +393,8 @@ class Search {
     } else if (allNvl) {
       why = "follows NVLink edges only";
     } else {
-      int local = 0, cross = 0;
-      for (PathClass p : ring.hops) {
-        local += p == PathClass::kPix || p == PathClass::kPxb;
-        cross += p == PathClass::kSys;
-      }
-      why = strprintf("%d of %zu hops stay below a PCIe switch", local,
-                      ring.hops.size() - (hosts_ > 1 ? 1 : 0));
-      if (cross > 0) why += strprintf(", %d cross between CPUs", cross);
+      std::vector<PathClass> inside(ring.hops.begin(), ring.hops.end() - (hosts_ > 1 ? 1 : 0));
+      why = explainHops(inside, s_.count(NodeKind::kPciSwitch) > 0);
     }
     why += " (" + describeHops(ring.hops) + ")";
     if (hosts_ > 1) {
@@ -347,52 +414,83 @@ class Search {
     return ring;
   }
 
-  // CPU ranks: the NUMA-aware order; two channels share its bandwidth.
+  // CPU ranks: the NUMA-aware order, once per channel. Across hosts, channel k starts k ranks
+  // into each NUMA node's block, so its ends (and their NICs) differ from the other channels'.
   Status cpuRings(RingPlan* plan) {
     std::vector<int> order = orderCpuRanks(s_, ranks_.numaOfRank);
-    Candidate c;
-    c.order = order;
-    if (hosts_ > 1) {
-      c.nicIn = nicOf_[static_cast<size_t>(order.front())];
-      c.nicOut = nicOf_[static_cast<size_t>(order.back())];
-      if (c.nicIn < 0 || c.nicOut < 0) {
-        return errorf(weftInvalidArgument, "no NIC is reachable from the ranks' NUMA nodes");
-      }
-    }
-    std::vector<Hop> hops = hopsOf(c);
-    for (const Hop& h : hops) {
-      if (!h.exists) return errorf(weftInvalidArgument, "no path joins two NUMA nodes");
-    }
-    std::vector<const Hop*> ptrs;
-    for (const Hop& h : hops)
-      ptrs.push_back(&h);
-    Bottleneck b = channelBottleneck(s_, ptrs);
     int channels = std::max(1, std::min(opt_.minChannels, opt_.maxChannels));
-    plan->best = b.bw;
-    plan->bestClass = PathClass::kLoc;
-    for (const Hop& h : hops)
-      plan->bestClass = worse(plan->bestClass, h.cls);
+    std::vector<Candidate> rings;
+    std::vector<std::vector<Hop>> hops;
     for (int k = 0; k < channels; ++k) {
-      Ring ring = describe(c, b.bw / channels, static_cast<size_t>(channels));
-      int crossings = 0;
-      for (PathClass p : ring.hops)
-        crossings += p == PathClass::kSys;
-      ring.why = strprintf(
-          "ranks grouped by socket and NUMA node: the ring crosses between NUMA "
-          "nodes %d time(s) (%s)",
-          crossings, describeHops(ring.hops).c_str());
+      Candidate c;
+      c.order = hosts_ > 1 ? rotateNumaBlocks(order, k) : order;
       if (hosts_ > 1) {
-        ring.why += "; enters by " + s_.nodes[static_cast<size_t>(c.nicIn)].name + ", leaves by " +
-                    s_.nodes[static_cast<size_t>(c.nicOut)].name;
+        c.nicIn = nicOf_[static_cast<size_t>(c.order.front())];
+        c.nicOut = nicOf_[static_cast<size_t>(c.order.back())];
+        if (c.nicIn < 0 || c.nicOut < 0) {
+          return errorf(weftInvalidArgument, "no NIC is reachable from the ranks' NUMA nodes");
+        }
       }
-      ring.why += "; bottleneck " + b.what;
-      if (channels > 1) ring.why += strprintf(", shared by %d channels", channels);
+      hops.push_back(hopsOf(c));
+      for (const Hop& h : hops.back()) {
+        if (!h.exists) return errorf(weftInvalidArgument, "no path joins two NUMA nodes");
+      }
+      rings.push_back(c);
+    }
+    // What each channel gets when all run at once: links and ports they share are split.
+    std::vector<const Hop*> all;
+    for (const std::vector<Hop>& hs : hops) {
+      for (const Hop& h : hs)
+        all.push_back(&h);
+    }
+    Bottleneck shared = channelBottleneck(s_, all);
+    plan->bestClass = PathClass::kLoc;
+    for (size_t k = 0; k < rings.size(); ++k) {
+      const Candidate& c = rings[k];
+      Ring ring = describe(c, shared.bw, rings.size());
+      plan->best = std::max(plan->best, ring.bottleneck);
+      for (PathClass p : ring.hops)
+        plan->bestClass = worse(plan->bestClass, p);
+      int crossings =
+          static_cast<int>(std::count(ring.hops.begin(), ring.hops.end(), PathClass::kSys));
+      ring.why = "ranks grouped by socket and NUMA node: ";
+      ring.why += crossings == 0
+                      ? std::string("the ring stays on one NUMA node")
+                      : strprintf("the ring crosses between NUMA nodes %d time(s)", crossings);
+      ring.why += " (" + describeHops(ring.hops) + ")";
+      if (hosts_ > 1) {
+        ring.why += "; enters by " + s_.nodes[static_cast<size_t>(c.nicIn)].name + " next to " +
+                    ranks_.label(s_, c.order.front()) + ", leaves by " +
+                    s_.nodes[static_cast<size_t>(c.nicOut)].name + " next to " +
+                    ranks_.label(s_, c.order.back());
+      }
+      ring.why += "; bottleneck " + ring.bottleneckLink;
+      if (shared.bw < ring.bottleneck - kEpsilon) {
+        ring.why += strprintf(", shared by %zu channels", rings.size());
+      }
       plan->rings.push_back(ring);
     }
-    plan->summary =
-        strprintf("%d channel(s) in NUMA order; ring bottleneck %s", channels,
-                  b.bw >= kLocalBw ? "none (shared memory)" : formatBandwidth(b.bw).c_str());
+    plan->summary = strprintf(
+        "%zu channel(s) in NUMA order; ring bottleneck %s", rings.size(),
+        plan->best >= kLocalBw ? "none (shared memory)" : formatBandwidth(plan->best).c_str());
     return okStatus();
+  }
+
+  // `order` with each run of ranks on one NUMA node rotated by k.
+  std::vector<int> rotateNumaBlocks(const std::vector<int>& order, int k) const {
+    std::vector<int> out;
+    size_t i = 0;
+    while (i < order.size()) {
+      size_t j = i;
+      int numa = ranks_.numaOfRank[static_cast<size_t>(order[i])];
+      while (j < order.size() && ranks_.numaOfRank[static_cast<size_t>(order[j])] == numa)
+        ++j;
+      size_t len = j - i, shift = static_cast<size_t>(k) % len;
+      for (size_t x = 0; x < len; ++x)
+        out.push_back(order[i + (x + shift) % len]);
+      i = j;
+    }
+    return out;
   }
 
   const System& s_;
@@ -403,7 +501,7 @@ class Search {
   int n_;
   std::vector<int> nicOf_;  // per rank (hosts > 1)
   std::vector<int> nics_;
-  std::map<int, int> nicUses_;
+  NicUses nicUses_;
   long budget_ = 0;
   PathClass maxClass_ = PathClass::kNet;
   double speed_ = 0;

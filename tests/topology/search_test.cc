@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -148,6 +149,40 @@ TEST(Rings, FewerRanksThanGpus) {
   expectCoverage(one.plan);
 }
 
+// More ranks per host than GPUs: one rank per GPU (as NCCL runs), all of the GPUs, with a note
+// saying so; not a silent switch to CPU ranks.
+TEST(Rings, MoreRanksThanGpusUseEachGpuOnce) {
+  struct Case {
+    const char* file;
+    int gpus;
+  };
+  for (Case c : {Case{"azure-ncv4-a100x4-pcie.nccl.xml", 4},
+                 Case{"ibm-power8-minsky-p100x4-nvlink.hwloc.xml", 4},
+                 Case{"hp-sl390s-g7-2s-m2070x3-qdr.hwloc.xml", 3}}) {
+    SCOPED_TRACE(c.file);
+    if (std::string(c.file).find(".hwloc.") != std::string::npos && !hwlocAvailable()) continue;
+    Planned p = rings(c.file, 8);
+    expectCoverage(p.plan);
+    EXPECT_FALSE(p.plan.ranks.cpu);
+    EXPECT_EQ(p.plan.ranks.nodes, p.system.gpus());
+    EXPECT_EQ(p.plan.ranks.asked, 8);
+    std::string note = p.plan.ranks.note;
+    EXPECT_NE(note.find(std::to_string(c.gpus) + " GPU rank(s)"), std::string::npos) << note;
+    EXPECT_NE(note.find("8 ranks per host asked for"), std::string::npos) << note;
+    EXPECT_NE(note.find("one rank per GPU"), std::string::npos) << note;
+  }
+  // Minsky: the GPU pairs are NVLinked, so two of the four hops are NVLink.
+  if (hwlocAvailable()) {
+    Planned minsky = rings("ibm-power8-minsky-p100x4-nvlink.hwloc.xml", 8);
+    for (const Ring& r : minsky.plan.rings)
+      EXPECT_EQ(std::count(r.hops.begin(), r.hops.end(), PathClass::kNvl), 2) << r.why;
+  }
+  // CPU ranks when asked for.
+  Planned cpu = rings("azure-ncv4-a100x4-pcie.nccl.xml", 8, 1, RankDevice::kCpu);
+  EXPECT_TRUE(cpu.plan.ranks.cpu);
+  EXPECT_EQ(cpu.plan.ranks.nodes.size(), 8u);
+}
+
 TEST(Rings, AcrossHostsEachRingUsesTheNicNextToItsEnds) {
   for (const char* file :
        {"alibaba-hgx-a100x8-cx6bond200x4.nccl.xml", "nvidia-dgx1-v100-4xedr.nvsmi.txt",
@@ -157,16 +192,64 @@ TEST(Rings, AcrossHostsEachRingUsesTheNicNextToItsEnds) {
     expectCoverage(p.plan);
     Paths paths(p.system);
     std::vector<int> nicOf = assignNics(p.system, paths, p.plan.ranks.nodes);
-    std::set<int> used;
+    std::set<int> in, out;
     for (const Ring& r : p.plan.rings) {
       EXPECT_EQ(r.nicIn, nicOf[r.order.front()]);
       EXPECT_EQ(r.nicOut, nicOf[r.order.back()]);
       EXPECT_EQ(r.hops.back(), PathClass::kNet);
-      used.insert(r.nicIn);
+      in.insert(r.nicIn);
+      out.insert(r.nicOut);
     }
-    // Every NIC some GPU is closest to carries a ring.
+    // Every NIC some GPU is closest to carries a ring in, and one out.
     std::set<int> wanted(nicOf.begin(), nicOf.end());
-    EXPECT_EQ(used, wanted);
+    EXPECT_EQ(in, wanted);
+    EXPECT_EQ(out, wanted);
+  }
+}
+
+// Files with a NIC beside every GPU or GPU pair: the rings enter and leave each host by the NIC
+// closest to the GPU at that end, and with at least as many channels as NICs every NIC takes a
+// ring in and a ring out (the exits once all went by one or two NICs).
+TEST(Rings, AcrossHostsRingsEnterAndLeaveByEveryNic) {
+  for (const char* file :
+       {"azure-ndv5-h100x8-ndr400x8.nccl.xml", "azure-ndv4-a100x8-hdr200x8.nccl.xml",
+        "aws-p4d.24xlarge-a100x8-efa4.nccl.xml"}) {
+    for (int hosts : {2, 4}) {
+      SCOPED_TRACE(std::string(file) + " hosts " + std::to_string(hosts));
+      Planned p = rings(file, 8, hosts);
+      expectCoverage(p.plan);
+      Paths paths(p.system);
+      std::vector<int> nics = p.system.nics();
+      ASSERT_GE(p.plan.rings.size(), nics.size());
+      std::map<int, int> in, out;
+      for (const Ring& r : p.plan.rings) {
+        ++in[r.nicIn];
+        ++out[r.nicOut];
+        std::vector<int> first = closestNics(p.system, paths, p.plan.ranks.nodes[r.order.front()]);
+        std::vector<int> last = closestNics(p.system, paths, p.plan.ranks.nodes[r.order.back()]);
+        EXPECT_NE(std::find(first.begin(), first.end(), r.nicIn), first.end());
+        EXPECT_NE(std::find(last.begin(), last.end(), r.nicOut), last.end());
+      }
+      for (int nic : nics) {
+        EXPECT_GE(in[nic], 1) << p.system.nodes[nic].name << " takes no ring in";
+        EXPECT_GE(out[nic], 1) << p.system.nodes[nic].name << " sends no ring out";
+      }
+      // Spread evenly: no NIC carries two rings more than another, either way.
+      auto spread = [](const std::map<int, int>& m) {
+        auto [lo, hi] = std::minmax_element(m.begin(), m.end(),
+                                            [](auto& a, auto& b) { return a.second < b.second; });
+        return hi->second - lo->second;
+      };
+      EXPECT_LE(spread(in), 1);
+      EXPECT_LE(spread(out), 1);
+    }
+  }
+  // ndv5: one NIC per GPU, so each ring leaves by the NIC of its last GPU, across the socket
+  // from where it entered (one crossing per host).
+  Planned p = rings("azure-ndv5-h100x8-ndr400x8.nccl.xml", 8, 2);
+  for (const Ring& r : p.plan.rings) {
+    EXPECT_EQ(std::count(r.hops.begin(), r.hops.end(), PathClass::kSys), 1) << r.why;
+    EXPECT_NE(p.system.cpuOf(r.nicIn), p.system.cpuOf(r.nicOut)) << r.why;
   }
 }
 
@@ -182,6 +265,48 @@ TEST(Rings, CpuRanksGroupBySocket) {
   Planned none = rings("aws-g5.48xlarge-a10gx8-pcie.nccl.xml", 8);  // no GPU known: CPU ranks
   EXPECT_TRUE(none.plan.ranks.cpu);
   expectCoverage(none.plan);
+}
+
+// CPU ranks across hosts: each channel starts one rank further into each NUMA node's block, so
+// the channels enter and leave by different NICs: the usNICs, which NUMA nodes prefer.
+TEST(Rings, CpuRanksAcrossHostsSpreadOverNics) {
+  if (!hwlocAvailable()) GTEST_SKIP() << "built without hwloc";
+  Planned p = rings("cisco-ucs-2s-cpuonly-usnic.hwloc.xml", 8, 2);
+  expectCoverage(p.plan);
+  ASSERT_EQ(p.plan.rings.size(), 2u);
+  std::set<std::string> in, out;
+  for (const Ring& r : p.plan.rings) {
+    in.insert(p.system.nodes[r.nicIn].name);
+    out.insert(p.system.nodes[r.nicOut].name);
+    EXPECT_EQ(std::count(r.hops.begin(), r.hops.end(), PathClass::kSys), 1) << r.why;
+    // Both leave by usnic_2, so they share its port.
+    EXPECT_DOUBLE_EQ(r.bw * 2, r.bottleneck);
+  }
+  EXPECT_EQ(in, (std::set<std::string>{"usnic_0", "usnic_1"}));
+  EXPECT_EQ(out, (std::set<std::string>{"usnic_2"}));
+}
+
+// The explanation names what the hops go through, and never counts "0 of N" of anything.
+TEST(Rings, WhySaysWhatTheHopsGoThrough) {
+  Planned ndv5 = rings("azure-ndv5-h100x8-ndr400x8.nccl.xml", 8);
+  EXPECT_NE(ndv5.plan.rings[0].why.find("no two neighbours share a PCIe switch"), std::string::npos)
+      << ndv5.plan.rings[0].why;
+  Planned ncv4 = rings("azure-ncv4-a100x4-pcie.nccl.xml", 4);
+  EXPECT_NE(ncv4.plan.rings[0].why.find("no PCIe switch in this system"), std::string::npos)
+      << ncv4.plan.rings[0].why;
+  Planned p4d = rings("aws-p4d.24xlarge-a100x8-efa4.nccl.xml", 8);
+  EXPECT_NE(p4d.plan.rings[0].why.find("4 of 8 hops stay below a PCIe switch"), std::string::npos)
+      << p4d.plan.rings[0].why;
+  for (const std::string& f : test::dataFiles()) {
+    if (f.find(".hwloc.") != std::string::npos && !hwlocAvailable()) continue;
+    for (int hosts : {1, 2}) {
+      System s = test::load(f);
+      if (hosts > 1 && s.nics().empty()) continue;
+      Planned p = rings(f, 8, hosts);
+      for (const Ring& r : p.plan.rings)
+        EXPECT_EQ(r.why.find(" 0 of "), std::string::npos) << f << ": " << r.why;
+    }
+  }
 }
 
 TEST(Rings, RefusesWhatCannotBePlanned) {
