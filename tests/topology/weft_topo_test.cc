@@ -15,6 +15,7 @@
 #include "tools/weft_topo/options.h"
 #include "tools/weft_topo/png.h"
 #include "tools/weft_topo/run.h"
+#include "tools/weft_topo/wrap.h"
 #include "topology/sysfs.h"
 
 namespace weft::topo {
@@ -83,7 +84,43 @@ TEST(WeftTopo, EveryFileGivesMatrixAndRings) {
     EXPECT_EQ(r.code, 0) << f << "\n" << r.out;
     EXPECT_NE(r.out.find("Rings:"), std::string::npos) << f;
     EXPECT_NE(r.out.find("Trees:"), std::string::npos) << f;
+    // Text lines fit a terminal; only the tab-separated matrix may be wider.
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find('\t') == std::string::npos) {
+        EXPECT_LE(line.size(), topotool::kTextWidth) << f << ": " << line;
+      }
+    }
   }
+}
+
+TEST(WeftTopo, MoreRanksThanGpusSaysSo) {
+  Result r = weftTopo("--topo " + data("azure-ncv4-a100x4-pcie.nccl.xml") + " --rings 8");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("Rings: 4 GPU rank(s): GPU0..GPU3 (8 ranks per host asked for"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("--device cpu plans 8 CPU ranks instead"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ring 0: GPU0 -> "), std::string::npos) << r.out;
+  Result cpu =
+      weftTopo("--topo " + data("azure-ncv4-a100x4-pcie.nccl.xml") + " --rings 8 --device cpu");
+  ASSERT_EQ(cpu.code, 0) << cpu.out;
+  EXPECT_NE(cpu.out.find("Rings: 8 CPU rank(s)"), std::string::npos) << cpu.out;
+  EXPECT_EQ(cpu.out.find("--device cpu plans"), std::string::npos) << cpu.out;
+}
+
+TEST(WeftTopo, WrapKeepsClausesWhole) {
+  using topotool::wrap;
+  EXPECT_EQ(wrap("short text", 40, "why: ", "     "), "why: short text\n");
+  // The clause after "; " moves to the next line whole rather than splitting.
+  EXPECT_EQ(wrap("alpha beta; gamma delta epsilon", 24, "> ", "  "),
+            "> alpha beta;\n  gamma delta epsilon\n");
+  // A clause longer than a line breaks between words.
+  EXPECT_EQ(wrap("one two three four five six", 12, "", ""), "one two\nthree four\nfive six\n");
+  // A word longer than the width stays whole.
+  EXPECT_EQ(wrap("abcdefghijkl x", 5, "", ""), "abcdefghijkl\nx\n");
+  EXPECT_EQ(topotool::wrapList({"GPU0 NIC0", "GPU1 NIC1", "GPU2 NIC2"}, 24, "- ", "  "),
+            "- GPU0 NIC0, GPU1 NIC1,\n  GPU2 NIC2\n");
 }
 
 TEST(WeftTopo, BadFilesExitTwoAndNameTheProblem) {

@@ -1,6 +1,7 @@
 #include "tools/weft_topo/channels_report.h"
 
 #include "src/base/status.h"
+#include "tools/weft_topo/wrap.h"
 #include "topology/bandwidth.h"
 
 namespace weft::topotool {
@@ -32,15 +33,17 @@ std::string nic(const topo::System& s, int n) {
 }  // namespace
 
 std::string formatRings(const topo::System& s, const topo::RingPlan& p) {
-  std::string out = strprintf("Rings: %s, %d host(s)\n", p.ranks.note.c_str(), p.hosts);
-  out += "  " + p.summary + "\n";
+  std::string head = strprintf("Rings: %s, %d host(s)", p.ranks.note.c_str(), p.hosts);
+  if (!p.ranks.cpu && static_cast<int>(p.ranks.nodes.size()) < p.ranks.asked) {
+    head += strprintf("; --device cpu plans %d CPU ranks instead", p.ranks.asked);
+  }
+  std::string out = wrap(head, kTextWidth, "", "       ");
+  out += wrap(p.summary, kTextWidth, "  ", "    ");
   if (!p.nicOfRank.empty() && p.nicOfRank.front() >= 0) {
-    std::string nics;
-    for (size_t r = 0; r < p.nicOfRank.size(); ++r) {
-      nics +=
-          (r ? ", " : "") + p.ranks.label(s, static_cast<int>(r)) + " " + nic(s, p.nicOfRank[r]);
-    }
-    out += "  NIC by locality: " + nics + "\n";
+    std::vector<std::string> nics;
+    for (size_t r = 0; r < p.nicOfRank.size(); ++r)
+      nics.push_back(p.ranks.label(s, static_cast<int>(r)) + " " + nic(s, p.nicOfRank[r]));
+    out += wrapList(nics, kTextWidth, "  NIC by locality: ", "                   ");
   }
   for (size_t i = 0; i < p.rings.size(); ++i) {
     const topo::Ring& r = p.rings[i];
@@ -50,26 +53,30 @@ std::string formatRings(const topo::System& s, const topo::RingPlan& p) {
     } else if (r.order.size() > 1) {
       order += " -> " + p.ranks.label(s, r.order.front());
     }
-    out += strprintf("  ring %zu: %s\n", i, order.c_str());
-    out += strprintf("          %s per channel, bottleneck %s\n", bw(r.bw).c_str(),
-                     bw(r.bottleneck).c_str());
-    out += "          why: " + r.why + "\n";
+    std::string prefix = strprintf("  ring %zu: ", i);
+    out += wrap(order, kTextWidth, prefix, std::string(prefix.size(), ' '));
+    if (r.bw >= topo::kLocalBw) {
+      out += "          no link limits it: all its ranks share memory\n";
+    } else {
+      out += strprintf("          %s per channel, bottleneck %s\n", bw(r.bw).c_str(),
+                       bw(r.bottleneck).c_str());
+    }
+    out += wrap(r.why, kTextWidth, "          why: ", "               ");
   }
   return out;
 }
 
 std::string formatTrees(const topo::System& s, const topo::TreePlan& p) {
-  std::string out;
-  if (p.hosts > 1) {
-    out = strprintf("Trees: double binary tree over %d hosts; %s\n", p.hosts, p.ranks.note.c_str());
-  } else {
-    out = strprintf("Trees: one host, so a chain; %s\n", p.ranks.note.c_str());
-  }
+  std::string head = p.hosts > 1 ? strprintf("Trees: double binary tree over %d hosts; %s", p.hosts,
+                                             p.ranks.note.c_str())
+                                 : "Trees: one host, so a chain; " + p.ranks.note;
+  std::string out = wrap(head, kTextWidth, "", "       ");
   for (size_t i = 0; i < p.trees.size(); ++i) {
     const topo::Tree& t = p.trees[i];
-    out += strprintf("  tree %zu: chain %s", i, join(names(s, p.ranks, t.chain), " > ").c_str());
-    if (p.hosts > 1) out += "  (head uses " + nic(s, t.nic) + ")";
-    out += "\n";
+    std::string chain = "chain " + join(names(s, p.ranks, t.chain), " > ");
+    if (p.hosts > 1) chain += " (head uses " + nic(s, t.nic) + ")";
+    std::string prefix = strprintf("  tree %zu: ", i);
+    out += wrap(chain, kTextWidth, prefix, std::string(prefix.size() + 6, ' '));
     if (p.hosts > 1) {
       std::string hosts;
       for (size_t h = 0; h < t.hosts.parent.size(); ++h) {
@@ -77,10 +84,11 @@ std::string formatTrees(const topo::System& s, const topo::TreePlan& p) {
             strprintf(" %zu<-%s", h,
                       t.hosts.parent[h] < 0 ? "root" : std::to_string(t.hosts.parent[h]).c_str());
       }
-      out += "          hosts (child<-parent):" + hosts + "\n";
+      out += wrap("hosts (child<-parent):" + hosts, kTextWidth, "          ",
+                  "                                ");
     }
     out += strprintf("          bottleneck %s\n", bw(t.bottleneck).c_str());
-    out += "          why: " + t.why + "\n";
+    out += wrap(t.why, kTextWidth, "          why: ", "               ");
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "src/base/status.h"
+#include "tools/weft_topo/wrap.h"
 #include "topology/bandwidth.h"
 #include "topology/locality.h"
 #include "topology/paths.h"
@@ -149,7 +150,7 @@ std::string describeSystem(const topo::System& s) {
   if (!s.notes.empty()) {
     out += "\nNotes:\n";
     for (const std::string& n : s.notes)
-      out += "  - " + n + "\n";
+      out += wrap(n, kTextWidth, "  - ", "    ");
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include "tools/weft_topo/channels_report.h"
 #include "tools/weft_topo/describe.h"
 #include "tools/weft_topo/png.h"
+#include "tools/weft_topo/wrap.h"
 #include "topology/export_dot.h"
 #include "topology/export_json.h"
 #include "topology/load.h"
@@ -76,7 +77,7 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
   }
   out << system.source << " (" << system.format << ")\n";
   for (const std::string& n : system.notes)
-    out << "  note: " << n << "\n";
+    out << wrap(n, kTextWidth, "  note: ", "        ");
   if (o.matrix) out << "\n" << topo::formatMatrix(topo::buildMatrix(system));
   if (o.rings > 0) out << "\n" << formatRings(system, rings);
   if (o.trees) out << "\n" << formatTrees(system, trees);
