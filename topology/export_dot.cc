@@ -5,11 +5,17 @@
 namespace weft::topo {
 namespace {
 
+// A DOT string: quotes and backslashes escaped, and a newline written as DOT's "\n" line
+// break (escaping a "\n" already in the text would show a literal backslash-n instead).
 std::string quote(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
-    out += c == '\n' ? ' ' : c;
+    out += c;
   }
   return out + "\"";
 }
@@ -47,9 +53,9 @@ std::string writeDot(const System& s) {
   for (size_t i = 0; i < s.nodes.size(); ++i) {
     const Node& n = s.nodes[i];
     std::string label = s.label(static_cast<int>(i));
-    if (n.kind == NodeKind::kCpu && !n.cpu.cpus.empty()) label += "\\nCPUs " + n.cpu.cpus.toList();
-    if (n.kind == NodeKind::kGpu && !n.pci.busId.empty()) label += "\\n" + n.pci.busId;
-    if (n.kind == NodeKind::kGpu && !n.gpu.model.empty()) label += "\\n" + n.gpu.model;
+    if (n.kind == NodeKind::kCpu && !n.cpu.cpus.empty()) label += "\nCPUs " + n.cpu.cpus.toList();
+    if (n.kind == NodeKind::kGpu && !n.pci.busId.empty()) label += "\n" + n.pci.busId;
+    if (n.kind == NodeKind::kGpu && !n.gpu.model.empty()) label += "\n" + n.gpu.model;
     out += "  n" + std::to_string(i) + " [label=" + quote(label) + ", " + shape(n.kind) + "];\n";
   }
   for (const Link& l : s.links) {

@@ -58,6 +58,27 @@ TEST_P(RoundTrip, JsonAndDotAreWellFormed) {
   while ((pos = dot.find(" -- ", pos)) != std::string::npos)
     ++edges, ++pos;
   EXPECT_EQ(edges, system_.links.size());
+  // Multi-line labels use DOT's \n line break, escaped once: a "\\n" would be drawn as a
+  // backslash and an n.
+  EXPECT_EQ(dot.find("\\\\n"), std::string::npos);
+  for (int g : system_.gpus()) {
+    const Node& n = system_.nodes[g];
+    if (n.pci.busId.empty()) continue;
+    EXPECT_NE(dot.find("[label=\"" + n.name + "\\n" + n.pci.busId), std::string::npos)
+        << n.name << "\n"
+        << dot;
+  }
+  // No raw newline inside a quoted string.
+  bool quoted = false;
+  for (size_t i = 0; i < dot.size(); ++i) {
+    if (quoted && dot[i] == '\\') {
+      ++i;
+    } else if (dot[i] == '"') {
+      quoted = !quoted;
+    } else {
+      EXPECT_FALSE(quoted && dot[i] == '\n') << "at byte " << i;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Data, RoundTrip, ::testing::ValuesIn(test::dataFiles()),

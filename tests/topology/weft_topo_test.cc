@@ -186,6 +186,42 @@ TEST(WeftTopo, FormatsForPrograms) {
   EXPECT_NE(help.out.find("--matrix"), std::string::npos);
 }
 
+// --dot labels break lines with DOT's \n (once escaped); with Graphviz installed, the drawing
+// renders and each label line is its own text line.
+TEST(WeftTopo, DotLabelsBreakLines) {
+  std::string file = data("aws-p4d.24xlarge-a100x8-efa4.nccl.xml");
+  Result dot = weftTopo("--topo " + file + " --dot");
+  ASSERT_EQ(dot.code, 0) << dot.out;
+  EXPECT_NE(dot.out.find("[label=\"GPU0\\n0000:10:1c.0\""), std::string::npos) << dot.out;
+  EXPECT_NE(dot.out.find("[label=\"CPU0\\nCPUs 0-23,48-71\""), std::string::npos) << dot.out;
+  EXPECT_EQ(dot.out.find("\\\\n"), std::string::npos) << dot.out;
+  if (topotool::findDot().empty()) {
+    GTEST_SKIP() << "Graphviz's dot is not installed: the DOT text is checked, the rendering "
+                    "(--png) is not";
+  }
+  test::TempDir dir;
+  std::string png = dir.path() + "/p4d.png";
+  Result r = weftTopo("--topo " + file + " --png " + png);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(png, std::ios::binary);
+  std::string magic(8, '\0');
+  in.read(magic.data(), 8);
+  EXPECT_EQ(magic, "\x89PNG\r\n\x1a\n");
+  // Rendered as SVG, GPU0's label is two text lines, with no backslash left.
+  std::string dotFile = dir.file("p4d.dot", dot.out);
+  FILE* p = popen((topotool::findDot() + " -Tsvg " + dotFile).c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string svg;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+    svg.append(buf.data(), n);
+  pclose(p);
+  EXPECT_NE(svg.find(">GPU0</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">0000:10:1c.0</text>"), std::string::npos);
+  EXPECT_EQ(svg.find("GPU0\\n"), std::string::npos);
+}
+
 TEST(WeftTopo, PngNeedsGraphviz) {
   test::TempDir dir;
   std::string png = dir.path() + "/t.png";
