@@ -84,6 +84,8 @@ std::string writeJson(const System& s) {
   matrix["cells"] = m.cells;
   matrix["cpu_affinity"] = m.cpuAffinity;
   matrix["numa_affinity"] = m.numaAffinity;
+  if (!m.note.empty()) matrix["note"] = m.note;
+  if (!m.devices.empty()) matrix["device_legend"] = m.devices;
   json out;
   out["source"] = s.source;
   out["format"] = s.format;

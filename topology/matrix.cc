@@ -1,29 +1,63 @@
 #include "topology/matrix.h"
 
+#include "src/base/status.h"
 #include "topology/paths.h"
 
 namespace weft::topo {
 
+namespace {
+
+std::string noGpuNote(const System& s, size_t nics, size_t unknown) {
+  if (nics == 0 && unknown == 0) {
+    return strprintf("No GPU, NIC or PCI device in this file (%d NUMA node(s) only): no table.",
+                     s.count(NodeKind::kCpu));
+  }
+  std::string out = nics == 0 ? "No GPU or NIC in this file" : "No GPU in this file";
+  if (unknown > 0) {
+    out += strprintf(
+        ": its %zu PCI endpoint(s) have no class (NCCL reads it from the running machine), so "
+        "the table shows them as DEV0..DEV%zu",
+        unknown, unknown - 1);
+    if (nics > 0) out += strprintf(" after the %zu NIC(s)", nics);
+  } else {
+    out += strprintf(" (a CPU-only machine): the table shows its %zu NIC(s)", nics);
+  }
+  return out + ", each with the CPUs and NUMA node it hangs from.";
+}
+
+}  // namespace
+
 Matrix buildMatrix(const System& s) {
   Matrix m;
-  for (int g : s.gpus())
-    m.nodes.push_back(g);
-  for (int n : s.nics())
-    m.nodes.push_back(n);
+  std::vector<int> gpus = s.gpus(), nics = s.nics();
+  // Without a GPU the endpoints the file leaves unclassified are what it does say.
+  std::vector<int> unknown;
+  if (gpus.empty()) unknown = s.nodesOf(NodeKind::kPciDevice);
+  m.nodes = gpus;
+  m.nodes.insert(m.nodes.end(), nics.begin(), nics.end());
+  m.nodes.insert(m.nodes.end(), unknown.begin(), unknown.end());
+  if (gpus.empty()) m.note = noGpuNote(s, nics.size(), unknown.size());
   for (int a : m.nodes) {
-    m.labels.push_back(s.nodes[a].name);
+    const Node& node = s.nodes[a];
+    if (node.kind == NodeKind::kPciDevice) {
+      m.labels.push_back("DEV" + std::to_string(m.devices.size()));
+      m.devices.push_back(m.labels.back() + ": " + node.pci.busId);
+    } else {
+      m.labels.push_back(node.name);
+    }
     std::vector<std::string> row;
     for (int b : m.nodes) {
       if (a == b) {
         row.push_back("X");
         continue;
       }
-      bool gpus = s.nodes[a].kind == NodeKind::kGpu && s.nodes[b].kind == NodeKind::kGpu;
-      int nv = gpus ? nvlinkCount(s, a, b) : 0;
+      bool bothGpus = node.kind == NodeKind::kGpu && s.nodes[b].kind == NodeKind::kGpu;
+      int nv = bothGpus ? nvlinkCount(s, a, b) : 0;
       row.push_back(nv > 0 ? "NV" + std::to_string(nv) : toString(pcieClass(s, a, b)));
     }
     m.cells.push_back(row);
-    if (s.nodes[a].kind == NodeKind::kGpu) {
+    // As nvidia-smi: affinity for GPU rows; with no GPU, for every row instead.
+    if (node.kind == NodeKind::kGpu || gpus.empty()) {
       int cpu = s.cpuOf(a);
       bool known = cpu >= 0 && !s.nodes[cpu].cpu.cpus.empty();
       m.cpuAffinity.push_back(known ? s.nodes[cpu].cpu.cpus.toList() : "N/A");
@@ -40,6 +74,7 @@ Matrix buildMatrix(const System& s) {
 
 std::string formatMatrix(const Matrix& m, bool legend) {
   std::string out;
+  if (m.labels.empty()) return out;
   for (const std::string& l : m.labels)
     out += "\t" + l;
   out += "\tCPU Affinity\tNUMA Affinity\n";
@@ -59,6 +94,11 @@ std::string formatMatrix(const Matrix& m, bool legend) {
         "  PHB  = through a PCIe host bridge (the CPU)\n"
         "  NODE = through the interconnect between host bridges of one NUMA node\n"
         "  SYS  = through the interconnect between NUMA nodes (QPI/UPI/Infinity Fabric)\n";
+    if (!m.devices.empty()) {
+      out += "\nDevice Legend (PCI endpoints of unknown kind):\n";
+      for (const std::string& d : m.devices)
+        out += "  " + d + "\n";
+    }
   }
   return out;
 }

@@ -1,5 +1,7 @@
 // The table `nvidia-smi topo -m` prints, computed from a system: GPU x GPU and GPU x NIC path
-// classes (NV# for NVLinks, else the PCIe class) and each GPU's CPU and NUMA affinity.
+// classes (NV# for NVLinks, else the PCIe class) and each GPU's CPU and NUMA affinity. A system
+// with no GPU gets its NICs and its PCI endpoints of unknown kind instead, each row with its
+// affinity, and a line saying so.
 #pragma once
 
 #include <string>
@@ -10,16 +12,19 @@
 namespace weft::topo {
 
 struct Matrix {
-  std::vector<int> nodes;                       // GPUs, then NICs
-  std::vector<std::string> labels;              // GPU0 ..., then NIC names
+  std::vector<int> nodes;                       // GPUs, then NICs (then unknown endpoints)
+  std::vector<std::string> labels;              // GPU0 ..., NIC names, DEV0 ...
   std::vector<std::vector<std::string>> cells;  // "X", "NV12", "PIX", ...
   std::vector<std::string> cpuAffinity;         // GPU rows: "0-19,40-59" or "N/A"; NIC rows ""
   std::vector<std::string> numaAffinity;        // GPU rows: "0" or "N/A"; NIC rows ""
+  std::string note;                             // one line when the system has no GPU; "" otherwise
+  std::vector<std::string> devices;             // "DEV0: 0000:00:16.0", for the unknown endpoints
 };
 
 Matrix buildMatrix(const System& system);
 
-// Tab-separated like nvidia-smi, with its legend when `legend` is set.
+// Tab-separated like nvidia-smi, with its legend when `legend` is set; "" when there is nothing
+// to tabulate. The note is not part of it (callers print it where it fits).
 std::string formatMatrix(const Matrix& matrix, bool legend = true);
 
 }  // namespace weft::topo

@@ -5,7 +5,9 @@
 #include <sstream>
 
 #include "tests/topology/test_util.h"
+#include "topology/hwloc_xml_reader.h"
 #include "topology/matrix.h"
+#include "topology/nccl_xml_reader.h"
 #include "topology/nvsmi_reader.h"
 
 namespace weft::topo {
@@ -85,6 +87,63 @@ TEST(Matrix, FromNcclXml) {
   std::string text = formatMatrix(m, false);
   EXPECT_EQ(text.find("Legend"), std::string::npos);
   EXPECT_EQ(text.rfind("\tGPU0\tGPU1", 0), 0u);
+}
+
+// Files without a GPU: their NICs, and the PCI endpoints they leave unclassified, with each row's
+// affinity and a line saying why there is no GPU column; nothing at all gives the line alone.
+TEST(Matrix, FilesWithoutGpus) {
+  System g5 = test::load("aws-g5.48xlarge-a10gx8-pcie.nccl.xml");
+  Matrix m = buildMatrix(g5);
+  ASSERT_EQ(m.labels.size(), 9u);
+  EXPECT_EQ(m.labels[0], "DEV0");
+  EXPECT_EQ(m.devices[0], "DEV0: 0000:00:16.0");
+  EXPECT_EQ(m.devices[8], "DEV8: 0000:00:15.0");  // the probable EFA, on NUMA 1
+  EXPECT_EQ(m.numaAffinity[0], "0");
+  EXPECT_EQ(m.numaAffinity[8], "1");
+  EXPECT_EQ(m.cpuAffinity[0], "N/A");  // the file gives no CPU list
+  EXPECT_EQ(m.cells[0][1], "PHB");
+  EXPECT_EQ(m.cells[0][4], "SYS");
+  EXPECT_NE(m.note.find("No GPU or NIC in this file"), std::string::npos) << m.note;
+  EXPECT_NE(m.note.find("9 PCI endpoint(s) have no class"), std::string::npos) << m.note;
+  std::string text = formatMatrix(m);
+  EXPECT_NE(text.find("DEV0\t X \tPHB\tPHB\tPHB\tSYS"), std::string::npos) << text;
+  EXPECT_NE(text.find("Device Legend (PCI endpoints of unknown kind):\n  DEV0: 0000:00:16.0\n"),
+            std::string::npos)
+      << text;
+
+  // p5: four endpoints (EFA NICs, by the file's comment) under each of eight switches.
+  System p5 = test::load("aws-p5.48xlarge-h100x8-efa32.nccl.xml");
+  m = buildMatrix(p5);
+  ASSERT_EQ(m.labels.size(), 32u);
+  EXPECT_EQ(m.cells[0][3], "PIX");
+  EXPECT_EQ(m.cells[0][4], "PHB");
+  EXPECT_EQ(m.cells[0][16], "SYS");
+  EXPECT_EQ(m.numaAffinity[31], "1");
+
+  if (hwlocAvailable()) {
+    System cisco = test::load("cisco-ucs-2s-cpuonly-usnic.hwloc.xml");
+    m = buildMatrix(cisco);
+    ASSERT_EQ(m.labels.size(), 6u);
+    EXPECT_TRUE(m.devices.empty());
+    EXPECT_NE(m.note.find("No GPU in this file (a CPU-only machine)"), std::string::npos);
+    EXPECT_EQ(m.labels[4], "usnic_2");
+    EXPECT_EQ(m.cpuAffinity[4], "8-15");
+    EXPECT_EQ(m.numaAffinity[0], "0");
+  }
+
+  System bare;
+  ASSERT_TRUE(parseNcclXml("<system version=\"1\"><cpu numaid=\"0\"/><cpu numaid=\"1\"/></system>",
+                           "bare", &bare)
+                  .ok());
+  m = buildMatrix(bare);
+  EXPECT_TRUE(m.labels.empty());
+  EXPECT_EQ(formatMatrix(m), "");
+  EXPECT_EQ(m.note, "No GPU, NIC or PCI device in this file (2 NUMA node(s) only): no table.");
+
+  // Files with GPUs have no note, and no affinity on NIC rows (as nvidia-smi).
+  m = buildMatrix(test::load("aws-p4d.24xlarge-a100x8-efa4.nccl.xml"));
+  EXPECT_TRUE(m.note.empty());
+  EXPECT_EQ(m.cpuAffinity.back(), "");
 }
 
 }  // namespace

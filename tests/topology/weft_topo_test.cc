@@ -94,6 +94,30 @@ TEST(WeftTopo, EveryFileGivesMatrixAndRings) {
   }
 }
 
+// Files that name no GPU: the matrix shows what they do contain, after a line saying why.
+TEST(WeftTopo, MatrixWithoutGpus) {
+  Result g5 = weftTopo("--topo " + data("aws-g5.48xlarge-a10gx8-pcie.nccl.xml") + " --matrix");
+  ASSERT_EQ(g5.code, 0) << g5.out;
+  EXPECT_NE(g5.out.find("\nNo GPU or NIC in this file: its 9 PCI endpoint(s) have no class"),
+            std::string::npos)
+      << g5.out;
+  EXPECT_NE(g5.out.find("\tDEV0\tDEV1\t"), std::string::npos) << g5.out;
+  EXPECT_NE(g5.out.find("DEV8: 0000:00:15.0"), std::string::npos) << g5.out;
+  Result p5 = weftTopo("--topo " + data("aws-p5.48xlarge-h100x8-efa32.nccl.xml") + " --matrix");
+  ASSERT_EQ(p5.code, 0) << p5.out;
+  EXPECT_NE(p5.out.find("DEV0\t X \tPIX\tPIX\tPIX\tPHB"), std::string::npos) << p5.out;
+  test::TempDir dir;
+  std::string bare = dir.file("bare.xml", "<system version=\"1\"><cpu numaid=\"0\"/></system>");
+  Result none = weftTopo("--topo " + bare + " --matrix");
+  ASSERT_EQ(none.code, 0) << none.out;
+  EXPECT_NE(none.out.find("No GPU, NIC or PCI device in this file (1 NUMA node(s) only): no "
+                          "table.\n"),
+            std::string::npos)
+      << none.out;
+  EXPECT_EQ(none.out.find("CPU Affinity"), std::string::npos) << none.out;
+  EXPECT_EQ(none.out.find("Legend"), std::string::npos) << none.out;
+}
+
 TEST(WeftTopo, MoreRanksThanGpusSaysSo) {
   Result r = weftTopo("--topo " + data("azure-ncv4-a100x4-pcie.nccl.xml") + " --rings 8");
   ASSERT_EQ(r.code, 0) << r.out;

@@ -78,7 +78,12 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
   out << system.source << " (" << system.format << ")\n";
   for (const std::string& n : system.notes)
     out << wrap(n, kTextWidth, "  note: ", "        ");
-  if (o.matrix) out << "\n" << topo::formatMatrix(topo::buildMatrix(system));
+  if (o.matrix) {
+    topo::Matrix m = topo::buildMatrix(system);
+    out << "\n";
+    if (!m.note.empty()) out << wrap(m.note, kTextWidth, "", "") << (m.labels.empty() ? "" : "\n");
+    out << topo::formatMatrix(m);
+  }
   if (o.rings > 0) out << "\n" << formatRings(system, rings);
   if (o.trees) out << "\n" << formatTrees(system, trees);
   if (!o.png.empty()) out << "\nDrawing written to " << o.png << "\n";
