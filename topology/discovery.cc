@@ -5,6 +5,7 @@
 #include "src/base/log.h"
 #include "topology/hwloc_xml_reader.h"
 #include "topology/ibverbs.h"
+#include "topology/locality.h"
 #include "topology/nvml.h"
 
 #ifdef WEFT_HAVE_HWLOC
@@ -70,6 +71,8 @@ Status discoverLocalSystem(System* out) {
   int ports = addVerbsPorts(out, sysfs);
   if (gpus == 0) out->notes.push_back("NVML not available or no NVIDIA GPU: GPU details skipped");
   if (ports == 0) out->notes.push_back("no InfiniBand/RoCE port (ibverbs absent or no device)");
+  std::string speeds = assumedNetSpeedNote(*out, "sysfs");
+  if (!speeds.empty()) out->notes.push_back(speeds);
   out->finalize();
   return okStatus();
 }

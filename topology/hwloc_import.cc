@@ -8,6 +8,7 @@
 #include <map>
 
 #include "src/base/log.h"
+#include "src/base/text.h"
 #include "topology/bandwidth.h"
 
 namespace weft::topo {
@@ -111,8 +112,9 @@ class Importer {
       }
       if (pkg) {
         cpu.cpu.packageId = static_cast<int>(pkg->os_index);
-        cpu.cpu.vendor = info(pkg, "CPUVendor");
-        cpu.cpu.modelName = info(pkg, "CPUModel");
+        // CPUID brand strings are padded with blanks; hwloc keeps them.
+        cpu.cpu.vendor = std::string(trim(info(pkg, "CPUVendor")));
+        cpu.cpu.modelName = std::string(trim(info(pkg, "CPUModel")));
         const char* fam = info(pkg, "CPUFamilyNumber");
         const char* mod = info(pkg, "CPUModelNumber");
         if (*fam) cpu.cpu.familyId = atoi(fam);

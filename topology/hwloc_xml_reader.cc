@@ -8,6 +8,7 @@
 #include <hwloc.h>
 
 #include "topology/hwloc_import.h"
+#include "topology/locality.h"
 #endif
 
 namespace weft::topo {
@@ -116,6 +117,8 @@ Status parseHwlocXml(std::string_view text, const std::string& name, System* out
   hwloc_topology_destroy(topo);
   WEFT_RETURN_IF_ERROR(s);
   out->format = "hwloc XML";
+  std::string speeds = assumedNetSpeedNote(*out, "hwloc XML");
+  if (!speeds.empty()) out->notes.push_back(speeds);
   return okStatus();
 }
 

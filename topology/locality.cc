@@ -4,6 +4,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "src/base/status.h"
 #include "topology/bandwidth.h"
 
 namespace weft::topo {
@@ -98,6 +99,16 @@ double nicBandwidth(const System& s, int nic) {
     if (s.links[l].other(nic) == n.parent) return s.links[l].bw;
   }
   return netBw(0);
+}
+
+std::string assumedNetSpeedNote(const System& s, const std::string& source) {
+  int unknown = 0;
+  for (int net : s.nodesOf(NodeKind::kNet))
+    unknown += s.nodes[static_cast<size_t>(net)].net.speedMbps <= 0;
+  if (unknown == 0) return "";
+  return strprintf("%s gives no speed for %d network port(s): %d Gb/s (%s) assumed, as NCCL does",
+                   source.c_str(), unknown, kDefaultNetMbps / 1000,
+                   formatBandwidth(netBw(0)).c_str());
 }
 
 }  // namespace weft::topo

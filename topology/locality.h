@@ -36,4 +36,8 @@ std::string nicInterface(const System& system, int nic);
 // bare entry of a partial file) is taken to run at its PCIe link's speed.
 double nicBandwidth(const System& system, int nic);
 
+// A note for System::notes when some NIC port has no known speed ("" when all have one): they
+// are taken to run at NCCL's default (kDefaultNetMbps); `source` says who did not give it.
+std::string assumedNetSpeedNote(const System& system, const std::string& source);
+
 }  // namespace weft::topo

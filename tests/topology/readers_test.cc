@@ -234,6 +234,41 @@ TEST(Hwloc, DowngradesVersion3Files) {
   EXPECT_FALSE(downgradeHwlocXml("<topology", "bad.xml", &out).ok());
 }
 
+// The fuzz seeds written for the hwloc reader (2.x and 3.0 formats) load; CPUID brand strings
+// lose their padding; ports without a speed are noted as assumed.
+TEST(Hwloc, SeedsLoadWithTrimmedModelsAndSpeedNotes) {
+  if (!hwlocAvailable()) GTEST_SKIP() << "built without hwloc";
+  std::string corpus = std::string(WEFT_TOPO_DATA_DIR) + "/../fuzz/corpus/";
+  System s;
+  Status st = loadTopologyFile(corpus + "hwloc2_gpu_ib.xml", &s);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(s.count(NodeKind::kGpu), 2);
+  EXPECT_EQ(s.count(NodeKind::kNic), 2);
+  EXPECT_EQ(s.count(NodeKind::kPciSwitch), 1);
+  EXPECT_EQ(s.nodes[s.findCpu(0)].cpu.modelName, "Seed Xeon 2-core");  // "...2-core   " in the file
+  EXPECT_EQ(s.nodes[s.findCpu(1)].cpu.vendor, "GenuineIntel");
+  int nvlink = s.linkBetween(test::find(s, "GPU0"), test::find(s, "GPU1"), LinkKind::kNvlink);
+  ASSERT_GE(nvlink, 0);
+  EXPECT_EQ(s.links[nvlink].nvlinks, 2);  // 50 GB/s of V100 NVLink2 at 25 GB/s each
+  auto noted = [&](const std::string& what) {
+    for (const std::string& n : s.notes) {
+      if (n.find(what) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(noted("hwloc XML gives no speed for 2 network port(s): 10 Gb/s (1.25 GB/s) assumed"));
+  st = loadTopologyFile(corpus + "hwloc3_usnic.xml", &s);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(s.count(NodeKind::kGpu), 1);
+  EXPECT_EQ(s.count(NodeKind::kNic), 1);  // the VF without an OS device is left out
+  EXPECT_EQ(s.nodes[s.netsOf(test::find(s, "usnic_9")).front()].net.ifname, "eth3");
+  EXPECT_TRUE(noted("hwloc XML gives no speed for 1 network port(s)"));
+  // A file whose NICs all have a speed gets no such note.
+  ASSERT_TRUE(
+      loadTopologyFile(test::dataPath("alibaba-hgx-a100x8-cx6bond200x4.nccl.xml"), &s).ok());
+  EXPECT_FALSE(noted("gives no speed"));
+}
+
 TEST(Hwloc, LoaderErrorsNameTheFile) {
   System s;
   Status st = parseTopologyText("<topology version=\"2.0\"><object type=\"Bogus\"/></topology>",

@@ -21,7 +21,7 @@ std::string bytes(uint64_t n) {
 }
 
 std::string speed(int mbps) {
-  if (mbps <= 0) return "speed unknown";
+  if (mbps <= 0) return strprintf("speed unknown (%d Gb/s assumed)", topo::kDefaultNetMbps / 1000);
   if (mbps % 1000 == 0) return strprintf("%d Gb/s", mbps / 1000);
   return strprintf("%d Mb/s", mbps);
 }
