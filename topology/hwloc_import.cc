@@ -10,11 +10,22 @@
 #include "src/base/log.h"
 #include "src/base/text.h"
 #include "topology/bandwidth.h"
+#include "topology/busid.h"
 
 namespace weft::topo {
 namespace {
 
 enum class OsKind { kGpu, kCoproc, kNetwork, kOpenFabrics, kOther };
+
+// hwloc stores whatever number an XML file gives for an enumerated attribute (bridge_type="0-7",
+// osdev_type="99"); reading such a field as its enum type would be undefined, so read the number.
+template <class Enum>
+int enumValue(const Enum& e) {
+  static_assert(sizeof(Enum) == sizeof(int));
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
 
 OsKind osKind(hwloc_obj_t o) {
 #if HWLOC_API_VERSION >= 0x00030000
@@ -25,7 +36,7 @@ OsKind osKind(hwloc_obj_t o) {
   if (t & HWLOC_OBJ_OSDEV_COPROC) return OsKind::kCoproc;
   return OsKind::kOther;
 #else
-  switch (o->attr->osdev.type) {
+  switch (enumValue(o->attr->osdev.type)) {
     case HWLOC_OBJ_OSDEV_OPENFABRICS:
       return OsKind::kOpenFabrics;
     case HWLOC_OBJ_OSDEV_NETWORK:
@@ -62,8 +73,10 @@ std::string normalizeArch(const std::string& arch) {
 bool isBridge(hwloc_obj_t o) {
   return o && o->type == HWLOC_OBJ_BRIDGE;
 }
+// A bridge whose upstream side is not PCI is a host bridge: hwloc knows only those two, and a
+// file may give any number (a "PCI switch" made of it would have no bus id).
 bool isHostBridge(hwloc_obj_t o) {
-  return isBridge(o) && o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST;
+  return isBridge(o) && enumValue(o->attr->bridge.upstream_type) != HWLOC_OBJ_BRIDGE_PCI;
 }
 
 class Importer {
@@ -79,6 +92,7 @@ class Importer {
                     name_.c_str());
     }
     addDevices();
+    WEFT_RETURN_IF_ERROR(badBusId_);
     addNvlinks();
     sys_->finalize();
     return okStatus();
@@ -175,9 +189,20 @@ class Importer {
     return id;
   }
 
+  // "dddd:bb:dd.f"; hwloc takes any numbers a file gives, so an impossible or repeated bus id
+  // (device over 0x1f, function over 7) is remembered as the file's error.
+  std::string busId(unsigned domain, unsigned bus, unsigned dev, unsigned func) {
+    std::string id = strprintf("%04x:%02x:%02x.%x", domain, bus, dev, func);
+    if (badBusId_.ok() && (!normalizeBusId(id) || sys_->findBusId(id) >= 0)) {
+      badBusId_ = errorf(weftInvalidArgument, "%s: PCI bus id %s is %s", name_.c_str(), id.c_str(),
+                         normalizeBusId(id) ? "used twice" : "impossible");
+    }
+    return id;
+  }
+
   void setPci(Node* node, hwloc_obj_t o) {
     const auto& p = o->attr->pcidev;
-    node->pci.busId = strprintf("%04x:%02x:%02x.%x", p.domain, p.bus, p.dev, p.func);
+    node->pci.busId = busId(p.domain, p.bus, p.dev, p.func);
     node->pci.classCode = strprintf("0x%04x00", p.class_id);
     node->pci.vendor = strprintf("0x%04x", p.vendor_id);
     node->pci.device = strprintf("0x%04x", p.device_id);
@@ -219,9 +244,9 @@ class Importer {
     if (it != made_.end()) return it->second;
     Node node;
     node.kind = NodeKind::kPciSwitch;
-    if (usp->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI) {
+    if (enumValue(usp->attr->bridge.upstream_type) == HWLOC_OBJ_BRIDGE_PCI) {
       const auto& p = usp->attr->bridge.upstream.pci;
-      node.pci.busId = strprintf("%04x:%02x:%02x.%x", p.domain, p.bus, p.dev, p.func);
+      node.pci.busId = busId(p.domain, p.bus, p.dev, p.func);
       node.pci.classCode = strprintf("0x%04x00", p.class_id);
       node.pci.vendor = strprintf("0x%04x", p.vendor_id);
       node.pci.device = strprintf("0x%04x", p.device_id);
@@ -322,7 +347,7 @@ class Importer {
     if (made != made_.end()) return made->second;
     if (o->type == HWLOC_OBJ_PACKAGE || o->type == HWLOC_OBJ_NUMANODE ||
         o->type == HWLOC_OBJ_MACHINE || o->type == HWLOC_OBJ_GROUP) {
-      return cpuFor(o->type == HWLOC_OBJ_NUMANODE ? o : o);
+      return cpuFor(o);
     }
     return -1;
   }
@@ -366,6 +391,7 @@ class Importer {
   System* sys_;
   std::map<hwloc_obj_t, int> made_;     // PCI objects and bridges already in the system
   std::map<hwloc_obj_t, int> osOwner_;  // OS devices -> the node of their PCI device
+  Status badBusId_ = okStatus();        // the first impossible or repeated bus id
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <hwloc.h>
 
 #include "topology/hwloc_import.h"
+#include "topology/hwloc_xml_check.h"
 #include "topology/locality.h"
 #endif
 
@@ -91,6 +92,7 @@ std::string hwlocDescription() {
 
 Status parseHwlocXml(std::string_view text, const std::string& name, System* out) {
   *out = System();
+  WEFT_RETURN_IF_ERROR(checkHwlocXml(text, name));
   std::string xml;
   if (HWLOC_API_VERSION < 0x00030000) {
     WEFT_RETURN_IF_ERROR(downgradeHwlocXml(text, name, &xml));

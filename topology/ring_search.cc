@@ -364,6 +364,7 @@ class Search {
     ring.nicOut = c.nicOut;
     std::vector<Hop> hops = hopsOf(c);
     std::vector<const Hop*> ptrs;
+    ptrs.reserve(hops.size());
     for (const Hop& h : hops)
       ptrs.push_back(&h);
     Bottleneck b = channelBottleneck(s_, ptrs);

@@ -16,6 +16,7 @@
 #include "tools/weft_topo/png.h"
 #include "tools/weft_topo/run.h"
 #include "tools/weft_topo/wrap.h"
+#include "topology/hwloc_xml_reader.h"
 #include "topology/sysfs.h"
 
 namespace weft::topo {
@@ -178,6 +179,14 @@ TEST(WeftTopo, BadFilesExitTwoAndNameTheProblem) {
       {dir.path() + "/missing.xml", "cannot open"},
       {dir.path(), "is a directory"},
   };
+  if (hwlocAvailable()) {
+    // hwloc 2.9 itself would crash on this one (an object without complete_cpuset).
+    cases.push_back({dir.file("nocomplete.xml",
+                              "<topology version=\"2.0\"><object type=\"Machine\" "
+                              "cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\"/>"
+                              "</topology>"),
+                     "has a cpuset but no complete_cpuset"});
+  }
   for (const Case& c : cases) {
     Result r = weftTopo("--topo " + c.path);
     EXPECT_EQ(r.code, 2) << c.path << "\n" << r.out;

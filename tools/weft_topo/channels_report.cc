@@ -14,6 +14,7 @@ std::string bw(double v) {
 std::vector<std::string> names(const topo::System& s, const topo::RankSet& r,
                                const std::vector<int>& order) {
   std::vector<std::string> out;
+  out.reserve(order.size());
   for (int rank : order)
     out.push_back(r.label(s, rank));
   return out;
@@ -49,7 +50,8 @@ std::string formatRings(const topo::System& s, const topo::RingPlan& p) {
     const topo::Ring& r = p.rings[i];
     std::string order = join(names(s, p.ranks, r.order), " -> ");
     if (p.hosts > 1) {
-      order = "[" + nic(s, r.nicIn) + "] " + order + " [" + nic(s, r.nicOut) + "] -> next host";
+      order = strprintf("[%s] %s [%s] -> next host", nic(s, r.nicIn).c_str(), order.c_str(),
+                        nic(s, r.nicOut).c_str());
     } else if (r.order.size() > 1) {
       order += " -> " + p.ranks.label(s, r.order.front());
     }

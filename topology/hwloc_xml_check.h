@@ -1,0 +1,17 @@
+// What Weft checks in an hwloc XML file before handing it to hwloc's loader: hwloc 2.9 (Debian
+// 12) trusts some of the file's structure and crashes on files that break it (found by fuzzing;
+// fixed upstream in open-mpi/hwloc#783 and #800). A file that breaks it gets a message instead.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "src/base/status.h"
+
+namespace weft::topo {
+
+// The root object must be the Machine (or hwloc 1.x's System), and an object with a cpuset or
+// nodeset must also have the complete_ one. Errors name the file, the object and its byte offset.
+Status checkHwlocXml(std::string_view text, const std::string& name);
+
+}  // namespace weft::topo
