@@ -10,7 +10,9 @@
 #include <sstream>
 
 #include "tests/topology/fuzz/fuzz_targets.h"
+#include "tests/topology/fuzz/hwloc_leaks.h"
 #include "tests/topology/test_util.h"
+#include "topology/hwloc_xml_reader.h"
 #include "topology/nccl_xml_reader.h"
 #include "topology/nvsmi_reader.h"
 
@@ -22,14 +24,16 @@ using Clock = std::chrono::steady_clock;
 constexpr int kMutations = 3000;                 // per target
 constexpr std::chrono::seconds kTimeBudget{15};  // both targets together
 
-std::vector<std::string> corpus(const std::string& suffix) {
+// The data files and seeds whose names end with `suffix` (and contain `part`).
+std::vector<std::string> corpus(const std::string& suffix, const std::string& part = "") {
   std::vector<std::string> out;
   for (const std::string& dir :
        {std::string(WEFT_TOPO_DATA_DIR), std::string(WEFT_TOPO_CORPUS_DIR)}) {
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
       std::string name = e.path().filename().string();
       if (name.size() < suffix.size() ||
-          name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0 ||
+          name.find(part) == std::string::npos) {
         continue;
       }
       std::ifstream in(e.path(), std::ios::binary);
@@ -67,6 +71,25 @@ const std::vector<std::string> kXmlTokens = {
     "\"",
     "<",
     ">",
+    "/>"};
+const std::vector<std::string> kHwlocTokens = {
+    std::string("<object type=\"PCIDev\" gp_index=\"900\" pci_busid=\"0000:09:00.0\" ") +
+        "pci_type=\"0302 [10de:20b0] [10de:134f] a1 00\" pci_link_speed=\"15.753846\">",
+    "<object type=\"OSDev\" gp_index=\"901\" name=\"mlx5_9\" osdev_type=\"3\"/>",
+    std::string("<object type=\"Bridge\" gp_index=\"902\" bridge_type=\"1-1\" depth=\"1\" ") +
+        "bridge_pci=\"0000:[09-09]\" pci_busid=\"0000:00:09.0\" " +
+        "pci_type=\"0604 [8086:0001] [0000:0000] 00 00\">",
+    "</object>",
+    "<info name=\"CPUModel\" value=\"x  \"/>",
+    "complete_cpuset=\"0xffffffff\"",
+    "nodeset=\"0x00000002\"",
+    "osdev_type=\"48\"",
+    "bridge_type=\"0-1\"",
+    "pci_link_speed=\"1e300\"",
+    "version=\"3.0\"",
+    "<distances2hetero nbobjs=\"2\" kind=\"25\" name=\"NVLinkBandwidth\">",
+    "\"",
+    "<",
     "/>"};
 const std::vector<std::string> kMatrixTokens = {"\t",
                                                 " X ",
@@ -171,6 +194,22 @@ bool ncclAccepts(const std::string& text) {
 bool nvsmiAccepts(const std::string& text) {
   System s;
   return parseNvsmiMatrix(text, "f", &s).ok();
+}
+
+bool hwlocAccepts(const std::string& text) {
+  System s;
+  return parseHwlocXml(text, "f", &s).ok();
+}
+
+TEST(TopologyFuzz, HwlocReaderSurvivesMutations) {
+  if (!hwlocAvailable()) GTEST_SKIP() << "built without hwloc: hwloc XML is refused unread";
+  fuzz::keepHwlocPluginsLoaded();
+  std::vector<std::string> pool = corpus(".xml", "hwloc");
+  ASSERT_GE(pool.size(), 5u);  // three data files, two seeds
+  Stats st = fuzz(pool, kHwlocTokens, fuzz::hwlocXml, hwlocAccepts, Clock::now() + kTimeBudget / 3,
+                  0x5eed3);
+  printf("hwloc XML: %d inputs, %d accepted\n", st.runs, st.accepted);
+  EXPECT_GE(st.accepted, static_cast<int>(pool.size()));
 }
 
 TEST(TopologyFuzz, ReadersSurviveMutations) {

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "topology/file_io.h"
+#include "topology/hwloc_xml_reader.h"
 #include "topology/nccl_xml_reader.h"
 #include "topology/nccl_xml_writer.h"
 #include "topology/nvsmi_reader.h"
@@ -72,6 +74,15 @@ int nvsmiMatrix(const uint8_t* data, size_t size) {
   System s;
   std::string_view text(reinterpret_cast<const char*>(data), size);
   if (parseNvsmiMatrix(text, "fuzz", &s).ok()) exercise(s);
+  return 0;
+}
+
+int hwlocXml(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  std::string why;
+  if (detectFormat(text, &why) != FileFormat::kHwlocXml) return 0;
+  System s;
+  if (parseHwlocXml(text, "fuzz", &s).ok()) exercise(s);
   return 0;
 }
 

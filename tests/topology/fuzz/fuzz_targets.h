@@ -11,5 +11,9 @@ namespace weft::topo::fuzz {
 int ncclXml(const uint8_t* data, size_t size);
 // nvidia-smi topo -m: parse; when accepted, the same round trip through NCCL XML.
 int nvsmiMatrix(const uint8_t* data, size_t size);
+// hwloc XML, as the library reads a file: text the format check takes for hwloc XML goes
+// through parseHwlocXml (downgrade of 3.0 files, hwloc's loader, the import); when accepted,
+// the same round trip through NCCL XML. Without hwloc in the build it only checks refusal.
+int hwlocXml(const uint8_t* data, size_t size);
 
 }  // namespace weft::topo::fuzz

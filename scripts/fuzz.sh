@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of the topology readers with clang (ASan + UBSan) and runs each
+# for a bounded time from its seeds; exits non-zero when a target crashes, leaks or breaks an
+# invariant. usage: scripts/fuzz.sh [seconds per target, default $WEFT_FUZZ_SECONDS or 30]
+# The build goes to build-fuzz/; what the runs find goes to build-fuzz/fuzz-runs/<target>/
+# (crash-*, leak-* and the inputs that found new paths), kept for a look after a failure.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+seconds=${1:-${WEFT_FUZZ_SECONDS:-30}}
+cxx=${WEFT_FUZZ_CXX:-clang++-14}
+cc=${WEFT_FUZZ_CC:-clang-14}
+if ! command -v "$cxx" > /dev/null; then
+  echo "fuzz.sh: $cxx not found (scripts/install-deps.sh installs clang-14 and libFuzzer)" >&2
+  exit 1
+fi
+"$root/scripts/install-deps.sh"
+dir="$root/build-fuzz"
+CC=$cc CXX=$cxx "$root/scripts/build.sh" "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DWEFT_BUILD_FUZZERS=ON -DWEFT_BUILD_PERF=OFF -- \
+  topology_nccl_xml_fuzzer topology_nvsmi_fuzzer topology_hwloc_xml_fuzzer
+
+data="$root/tests/topology/data"
+seeds="$root/tests/topology/fuzz/corpus"
+# target: the seed files it starts from (data files and hand-written seeds).
+declare -A corpus=(
+  [nccl_xml]="$data/*.nccl.xml $seeds/nccl_*.xml"
+  [nvsmi]="$data/*.nvsmi.txt $seeds/nvsmi_*.txt"
+  [hwloc_xml]="$data/*.hwloc.xml $seeds/hwloc*.xml"
+)
+export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+failed=()
+for target in nccl_xml nvsmi hwloc_xml; do
+  bin="$dir/tests/topology/topology_${target}_fuzzer"
+  [ -x "$bin" ] || { echo "fuzz.sh: $bin was not built (hwloc missing?)"; continue; }
+  work="$dir/fuzz-runs/$target"
+  rm -rf "$work"
+  mkdir -p "$work/corpus"
+  # shellcheck disable=SC2086  # the globs expand here
+  cp ${corpus[$target]} "$work/corpus/"
+  echo "== $target: ${seconds} s from $(find "$work/corpus" -type f | wc -l) seeds"
+  if "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="$work/" "$work/corpus" > "$work/log" 2>&1; then
+    grep -E "^stat::number_of_executed_units|^Done" "$work/log" || true
+  else
+    echo "fuzz.sh: $target FAILED; the input that failed is in $work/, the log ends:"
+    tail -n 40 "$work/log"
+    failed+=("$target")
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz.sh: failed: ${failed[*]}"
+  exit 1
+fi
+echo "fuzz.sh: no crash in ${seconds} s per target"
