@@ -39,9 +39,11 @@ RankPlacement placeRanks(const std::vector<RankInfo>& ranks) {
   }
   for (std::vector<int>& members : p.hostGroups.hosts) {
     std::vector<topo::RankLocality> where;
+    where.reserve(members.size());
     for (int r : members)
       where.push_back(topo::unpackLocality(ranks[static_cast<size_t>(r)].locality));
     std::vector<int> ordered;
+    ordered.reserve(members.size());
     for (int i : topo::orderByLocality(where))
       ordered.push_back(members[static_cast<size_t>(i)]);
     members = ordered;
