@@ -2,11 +2,9 @@
 // must agree with the same exchange timed through the public API right after init, be the same
 // on every rank, and be absent when turned off.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -22,9 +20,9 @@ struct Measured {
   double bandwidthGBps = 0;
 };
 
-// Reads rank r's log and removes it.
-Measured measuredIn(const std::string& path) {
-  std::ifstream in(path);
+// The "measured links" figures in a rank's log.
+Measured measuredIn(const std::string& log) {
+  std::istringstream in(log);
   std::string line;
   Measured m;
   while (std::getline(in, line)) {
@@ -35,7 +33,6 @@ Measured measuredIn(const std::string& path) {
       m.found = true;
     }
   }
-  unlink(path.c_str());
   return m;
 }
 
@@ -57,34 +54,34 @@ double apiRound(weftComm_t comm, int rank, int n, size_t bytes, int rounds) {
   return seconds / rounds;
 }
 
-// Each rank's log figures and its own API timings (written to `api` as "latency_us GBps").
+// Each rank's log figures and its own API timings (written like the log's line to a file).
 std::vector<std::pair<Measured, Measured>> runRanks(const char* transport, const char* calibrate) {
-  const std::string log = "/tmp/weft-calibration-test." + std::to_string(getpid());
-  auto results = runProcesses(
-      2,
-      {{"WEFT_DEBUG", "INFO"},
-       {"WEFT_DEBUG_SUBSYS", "INIT"},
-       {"WEFT_TRANSPORT", transport},
-       {"WEFT_CALIBRATE", calibrate}},
-      [&](int rank) {
-        setenv("WEFT_DEBUG_FILE", (log + "." + std::to_string(rank)).c_str(), 1);
-        weftComm_t comm = nullptr;
-        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
-        const double small = apiRound(comm, rank, 2, 8, 32);
-        const double large = apiRound(comm, rank, 2, 1 << 20, 4);
-        FILE* f = fopen((log + ".api." + std::to_string(rank)).c_str(), "w");
-        ASSERT_NE(f, nullptr);
-        fprintf(f, "measured links: %f us latency, %f GB/s\n", small * 1e6,
-                (1 << 20) / std::max(large - small, 1e-9) / 1e9);
-        fclose(f);
-        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
-      });
+  const RankFiles logs("calibration-test");
+  const RankFiles apiFigures("calibration-api");
+  auto results = runProcesses(2,
+                              {{"WEFT_DEBUG", "INFO"},
+                               {"WEFT_DEBUG_SUBSYS", "INIT"},
+                               {"WEFT_TRANSPORT", transport},
+                               {"WEFT_CALIBRATE", calibrate}},
+                              [&](int rank) {
+                                logs.route(rank);
+                                weftComm_t comm = nullptr;
+                                ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess)
+                                    << weftGetLastError(nullptr);
+                                const double small = apiRound(comm, rank, 2, 8, 32);
+                                const double large = apiRound(comm, rank, 2, 1 << 20, 4);
+                                FILE* f = fopen(apiFigures.path(rank).c_str(), "w");
+                                ASSERT_NE(f, nullptr);
+                                fprintf(f, "measured links: %f us latency, %f GB/s\n", small * 1e6,
+                                        (1 << 20) / std::max(large - small, 1e-9) / 1e9);
+                                fclose(f);
+                                EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+                              });
   expectAllOk(results);
   std::vector<std::pair<Measured, Measured>> out;
-  for (int r = 0; r < 2; ++r) {
-    const std::string suffix = "." + std::to_string(r);
-    out.emplace_back(measuredIn(log + suffix), measuredIn(log + ".api" + suffix));
-  }
+  out.reserve(2);
+  for (int r = 0; r < 2; ++r)
+    out.emplace_back(measuredIn(logs.take(r)), measuredIn(apiFigures.take(r)));
   return out;
 }
 

@@ -7,9 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <numeric>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,13 +16,6 @@
 
 namespace weft::test {
 namespace {
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // All-reduce and all-to-all across the communicator, checked exactly.
 void exchangeAndCheck(weftComm_t comm, int rank, int n) {
@@ -47,12 +38,12 @@ void exchangeAndCheck(weftComm_t comm, int rank, int n) {
 }
 
 TEST(Hosts, HostIdsSplitShmAndTcp) {
-  const std::string log = "/tmp/weft-hosts-test." + std::to_string(getpid());
+  const RankFiles logs("hosts-test");
   auto results =
       runProcesses(4, {{"WEFT_DEBUG", "INFO"}, {"WEFT_DEBUG_SUBSYS", "INIT"}}, [&](int rank) {
         // Ranks 0,1 on host "a", ranks 2,3 on host "b".
         setenv("WEFT_HOSTID", rank < 2 ? "a" : "b", 1);
-        setenv("WEFT_DEBUG_FILE", (log + "." + std::to_string(rank)).c_str(), 1);
+        logs.route(rank);
         weftComm_t comm = nullptr;
         ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
         exchangeAndCheck(comm, rank, 4);
@@ -60,10 +51,8 @@ TEST(Hosts, HostIdsSplitShmAndTcp) {
       });
   expectAllOk(results);
   for (int r = 0; r < 4; ++r) {
-    std::string path = log + "." + std::to_string(r);
-    std::string text = readFile(path);
+    std::string text = logs.take(r);
     EXPECT_NE(text.find("shm to 1 peers, tcp to 2 peers"), std::string::npos) << text;
-    unlink(path.c_str());
   }
 }
 
@@ -73,7 +62,7 @@ TEST(Hosts, HostIdsSplitShmAndTcp) {
 class Tiers : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Tiers, AcrossSimulatedHosts) {
-  const std::string log = "/tmp/weft-tiers-test." + std::to_string(getpid());
+  const RankFiles logs("tiers-test");
   const std::string data = WEFT_TOPOLOGY_DATA;
   auto results = runProcesses(
       4,
@@ -86,7 +75,7 @@ TEST_P(Tiers, AcrossSimulatedHosts) {
                               : "/rccl-model-8x-gfx906-pcie-2nic.nccl.xml"))
                    .c_str(),
                1);
-        setenv("WEFT_DEBUG_FILE", (log + "." + std::to_string(rank)).c_str(), 1);
+        logs.route(rank);
         weftComm_t comm = nullptr;
         ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
         exchangeAndCheck(comm, rank, 4);
@@ -116,13 +105,11 @@ TEST_P(Tiers, AcrossSimulatedHosts) {
       });
   expectAllOk(results);
   for (int r = 0; r < 4; ++r) {
-    std::string path = log + "." + std::to_string(r);
-    std::string text = readFile(path);
+    std::string text = logs.take(r);
     EXPECT_NE(text.find("ring order 0 2 1 3 over 2 host(s)"), std::string::npos) << text;
     bool tiered = text.find("tiered") != std::string::npos;
     // Across hosts over tcp, tiers cost less at every size these calls use, so auto takes them.
     EXPECT_EQ(tiered, std::string(GetParam()) != "off") << text;
-    unlink(path.c_str());
   }
 }
 
@@ -147,32 +134,30 @@ bool haveTwoCpus() {
 // (direct and staged paths off) give exact results.
 TEST(Placement, RingOrderFollowsNumaNodesOfTheTopology) {
   if (!haveTwoCpus()) GTEST_SKIP() << "needs CPUs 0 and 1";
-  const std::string log = "/tmp/weft-numa-test." + std::to_string(getpid());
-  auto results = runProcesses(
-      4,
-      {{"WEFT_DEBUG", "INFO"},
-       {"WEFT_DEBUG_SUBSYS", "INIT,COLL"},
-       {"WEFT_TOPO_FILE", WEFT_API_DATA "/two-numa-1gbe.nccl.xml"},
-       {"WEFT_DIRECT_BYTES", "0"},
-       {"WEFT_SHM_STAGING_BYTES", "0"}},
-      [&](int rank) {
-        bindToCpu(rank % 2 == 0 ? 1 : 0);
-        setenv("WEFT_DEBUG_FILE", (log + "." + std::to_string(rank)).c_str(), 1);
-        weftComm_t comm = nullptr;
-        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
-        exchangeAndCheck(comm, rank, 4);
-        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
-      });
+  const RankFiles logs("numa-test");
+  auto results = runProcesses(4,
+                              {{"WEFT_DEBUG", "INFO"},
+                               {"WEFT_DEBUG_SUBSYS", "INIT,COLL"},
+                               {"WEFT_TOPO_FILE", WEFT_API_DATA "/two-numa-1gbe.nccl.xml"},
+                               {"WEFT_DIRECT_BYTES", "0"},
+                               {"WEFT_SHM_STAGING_BYTES", "0"}},
+                              [&](int rank) {
+                                bindToCpu(rank % 2 == 0 ? 1 : 0);
+                                logs.route(rank);
+                                weftComm_t comm = nullptr;
+                                ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess)
+                                    << weftGetLastError(nullptr);
+                                exchangeAndCheck(comm, rank, 4);
+                                EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+                              });
   expectAllOk(results);
   for (int r = 0; r < 4; ++r) {
-    std::string path = log + "." + std::to_string(r);
-    std::string text = readFile(path);
+    std::string text = logs.take(r);
     EXPECT_NE(text.find("ring order 1 3 0 2 over 1 host(s)"), std::string::npos) << text;
     const char* nic = r % 2 == 0 ? "NIC eth3 (0.12 GB/s) closest to NUMA node 1"
                                  : "NIC eth2 (0.12 GB/s) closest to NUMA node 0";
     EXPECT_NE(text.find(nic), std::string::npos) << text;
     EXPECT_EQ(text.find("direct"), std::string::npos) << text;
-    unlink(path.c_str());
   }
 }
 
@@ -182,13 +167,13 @@ TEST(Placement, RingOrderFollowsNumaNodesOfTheTopology) {
 class NicPricing : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
 
 TEST_P(NicPricing, LinksBetweenHostsFollowTheNics) {
-  const std::string log = "/tmp/weft-nic-test." + std::to_string(getpid());
+  const RankFiles logs("nic-test");
   const std::string file = std::string(WEFT_API_DATA "/") + GetParam().first;
   auto results = runProcesses(
       4, {{"WEFT_DEBUG", "INFO"}, {"WEFT_DEBUG_SUBSYS", "INIT,COLL"}, {"WEFT_TOPO_FILE", file}},
       [&](int rank) {
         setenv("WEFT_HOSTID", rank % 2 == 0 ? "a" : "b", 1);
-        setenv("WEFT_DEBUG_FILE", (log + "." + std::to_string(rank)).c_str(), 1);
+        logs.route(rank);
         weftComm_t comm = nullptr;
         ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
         for (size_t count : {size_t{3}, size_t{300001}}) {
@@ -204,8 +189,7 @@ TEST_P(NicPricing, LinksBetweenHostsFollowTheNics) {
   expectAllOk(results);
   const bool slow = std::string(GetParam().first).find("1gbe") != std::string::npos;
   for (int r = 0; r < 4; ++r) {
-    std::string path = log + "." + std::to_string(r);
-    std::string text = readFile(path);
+    std::string text = logs.take(r);
     EXPECT_NE(text.find(std::string("links between hosts priced at ") + GetParam().second),
               std::string::npos)
         << text;
@@ -219,7 +203,6 @@ TEST_P(NicPricing, LinksBetweenHostsFollowTheNics) {
       double us = std::stod(line.substr(line.find("predicted ") + 10));
       EXPECT_GT(us, 9600.0) << line;
     }
-    unlink(path.c_str());
   }
 }
 

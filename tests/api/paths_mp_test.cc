@@ -2,10 +2,7 @@
 // (direct), chunk by chunk through the staging areas (staged), or as a schedule over the rings
 // when staging is off; the trace log names the path. Results are checked either way.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,14 +11,6 @@
 
 namespace weft::test {
 namespace {
-
-std::string readAndRemove(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  unlink(path.c_str());
-  return s.str();
-}
 
 // An all-reduce of `count` int32 on 3 ranks, checked exactly.
 void allReduce(weftComm_t comm, int rank, size_t count) {
@@ -46,23 +35,22 @@ class Paths : public ::testing::TestWithParam<PathCase> {};
 
 TEST_P(Paths, BySize) {
   const PathCase c = GetParam();
-  const std::string log = "/tmp/weft-paths-test." + std::to_string(getpid());
-  auto results =
-      runProcesses(3,
-                   {{"WEFT_DEBUG", "TRACE"},
-                    {"WEFT_DEBUG_SUBSYS", "COLL"},
-                    {"WEFT_SHM_STAGING_BYTES", c.stagingBytes}},
-                   [&](int rank) {
-                     setenv("WEFT_DEBUG_FILE", (log + "." + std::to_string(rank)).c_str(), 1);
-                     weftComm_t comm = nullptr;
-                     ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
-                     allReduce(comm, rank, 1024);
-                     allReduce(comm, rank, 1u << 20);
-                     EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
-                   });
+  const RankFiles logs("paths-test");
+  auto results = runProcesses(3,
+                              {{"WEFT_DEBUG", "TRACE"},
+                               {"WEFT_DEBUG_SUBSYS", "COLL"},
+                               {"WEFT_SHM_STAGING_BYTES", c.stagingBytes}},
+                              [&](int rank) {
+                                logs.route(rank);
+                                weftComm_t comm = nullptr;
+                                ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
+                                allReduce(comm, rank, 1024);
+                                allReduce(comm, rank, 1u << 20);
+                                EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+                              });
   expectAllOk(results);
   for (int rank = 0; rank < 3; ++rank) {
-    std::string text = readAndRemove(log + "." + std::to_string(rank));
+    std::string text = logs.take(rank);
     EXPECT_NE(text.find("(1024 x int32 sum, " + std::string(c.small) + ")"), std::string::npos)
         << text;
     EXPECT_NE(text.find("(1048576 x int32 sum, " + std::string(c.large) + ")"), std::string::npos)

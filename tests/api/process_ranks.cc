@@ -12,7 +12,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 namespace weft::test {
 int freeLoopbackPort() {
@@ -100,6 +102,25 @@ std::vector<ProcessResult> runProcesses(int nranks, const EnvList& env,
 void expectAllOk(const std::vector<ProcessResult>& results) {
   for (const auto& r : results)
     EXPECT_TRUE(r.ok()) << r.describe();
+}
+
+RankFiles::RankFiles(const std::string& name)
+    : base_("/tmp/weft-" + name + "." + std::to_string(getpid())) {}
+
+std::string RankFiles::path(int rank) const {
+  return base_ + "." + std::to_string(rank);
+}
+
+void RankFiles::route(int rank) const {
+  setenv("WEFT_DEBUG_FILE", path(rank).c_str(), 1);
+}
+
+std::string RankFiles::take(int rank) const {
+  std::ifstream in(path(rank));
+  std::stringstream s;
+  s << in.rdbuf();
+  unlink(path(rank).c_str());
+  return s.str();
 }
 
 }  // namespace weft::test

@@ -33,4 +33,19 @@ int freeLoopbackPort();
 // EXPECTs every result ok.
 void expectAllOk(const std::vector<ProcessResult>& results);
 
+// A file per rank under /tmp, named after the test and this process: for each rank's Weft log
+// (route() in the rank's process, before init) or anything else a rank writes, read back and
+// removed by take() after the run.
+class RankFiles {
+ public:
+  explicit RankFiles(const std::string& name);
+  std::string path(int rank) const;
+  // Sends the calling process's Weft log (WEFT_DEBUG_FILE) to path(rank).
+  void route(int rank) const;
+  std::string take(int rank) const;
+
+ private:
+  std::string base_;
+};
+
 }  // namespace weft::test
