@@ -37,11 +37,12 @@ Measured measuredIn(const std::string& log) {
 }
 
 // Seconds per round of a ring exchange of `bytes` (each rank sends to the next and receives
-// from the previous), timed through the API after as many untimed rounds.
+// from the previous), timed through the API: the fastest of five timed passes after an untimed
+// one, so that one descheduling on a loaded machine does not make the reference.
 double apiRound(weftComm_t comm, int rank, int n, size_t bytes, int rounds) {
   std::vector<char> out(bytes, 1), in(bytes);
-  double seconds = 0;
-  for (int pass = 0; pass < 2; ++pass) {
+  double best = 0;
+  for (int pass = 0; pass < 6; ++pass) {
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < rounds; ++i) {
       EXPECT_EQ(weftGroupStart(), weftSuccess);
@@ -49,9 +50,11 @@ double apiRound(weftComm_t comm, int rank, int n, size_t bytes, int rounds) {
       weftRecv(in.data(), bytes, weftInt8, (rank + n - 1) % n, comm, nullptr);
       EXPECT_EQ(weftGroupEnd(), weftSuccess) << weftGetLastError(comm);
     }
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (pass == 1 || (pass > 1 && seconds < best)) best = seconds;
   }
-  return seconds / rounds;
+  return best / rounds;
 }
 
 // Each rank's log figures and its own API timings (written like the log's line to a file).
