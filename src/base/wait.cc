@@ -23,18 +23,18 @@ int Deadline::remainingMs(int cap) const {
 }
 
 void Backoff::pause() {
-  if (rounds_ < kSpinRounds) {
+  if (rounds_ < spinRounds_) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #elif defined(__aarch64__)
     asm volatile("yield");
 #endif
-  } else if (rounds_ < kSpinRounds + kYieldRounds) {
+  } else if (rounds_ < spinRounds_ + yieldRounds_) {
     sched_yield();
   } else {
     // 20 us growing to 1 ms: latency stays low when the peer is only briefly descheduled, and an
     // idle wait costs almost no CPU.
-    uint32_t extra = std::min<uint32_t>(rounds_ - kSpinRounds - kYieldRounds, 50);
+    uint32_t extra = std::min<uint32_t>(rounds_ - spinRounds_ - yieldRounds_, 50);
     struct timespec ts = {0, static_cast<long>(20'000 * (1 + extra))};
     nanosleep(&ts, nullptr);
   }

@@ -27,15 +27,25 @@ class Deadline {
 
 class Backoff {
  public:
+  Backoff() = default;
+  Backoff(uint32_t spinRounds, uint32_t yieldRounds)
+      : spinRounds_(spinRounds), yieldRounds_(yieldRounds) {}
+  // The idle waits of a thread driving collectives, which blocks on its links once sleeping():
+  // spinning helps when every rank has a core; when ranks outnumber cores it only delays the
+  // peer that holds ours.
+  static Backoff forProgress(bool oversubscribed) {
+    return oversubscribed ? Backoff(16, 4) : Backoff(4000, 64);
+  }
+
   // One pause of a wait loop; each call waits a little longer than the one before.
   void pause();
   void reset() { rounds_ = 0; }
   // True once the spinning and yielding phases are over, so callers may block instead.
-  bool sleeping() const { return rounds_ >= kSpinRounds + kYieldRounds; }
+  bool sleeping() const { return rounds_ >= spinRounds_ + yieldRounds_; }
 
  private:
-  static constexpr uint32_t kSpinRounds = 64;
-  static constexpr uint32_t kYieldRounds = 256;
+  uint32_t spinRounds_ = 64;
+  uint32_t yieldRounds_ = 256;
   uint32_t rounds_ = 0;
 };
 

@@ -1,7 +1,5 @@
 #include "src/enqueue/runner.h"
 
-#include <sched.h>
-
 #include <chrono>
 
 #include "src/base/log.h"
@@ -90,24 +88,15 @@ class Runner {
       Status s = comm.waitForTurn(a.work->ticket);
       if (!s.ok()) failWith(a, s);
     }
-    // Spinning helps when every rank has a core; when ranks outnumber cores it only delays
-    // the peer that holds ours.
-    const uint32_t spins = oversubscribed_ ? 16 : 4000;
-    const uint32_t yields = oversubscribed_ ? 4 : 64;
-    uint32_t idleRounds = 0;
+    Backoff idle = Backoff::forProgress(oversubscribed_);
     Clock::time_point lastCheck{};  // read from the clock only once idle
     for (;;) {
       bool progressed = pass();
       if (!anyLeft_) break;
       if (progressed) {
-        idleRounds = 0;
-        continue;
-      }
-      ++idleRounds;
-      if (idleRounds < spins) {
-        cpuRelax();
-      } else if (idleRounds < spins + yields) {
-        sched_yield();
+        idle.reset();
+      } else if (!idle.sleeping()) {
+        idle.pause();
       } else {
         const auto now = Clock::now();
         if (lastCheck == Clock::time_point{}) lastCheck = now;
@@ -115,7 +104,7 @@ class Runner {
           lastCheck = now;
           checkIdle();
         }
-        if (block()) idleRounds = 0;
+        if (block()) idle.reset();
       }
     }
     for (Active& a : active_)
@@ -184,14 +173,6 @@ class Runner {
     a.finished = true;
     a.running = false;
     if (first_.ok()) first_ = full;
-  }
-
-  static void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
   }
 
   // Per thread and reused, so a call allocates nothing for its bookkeeping; emptied when done so

@@ -76,7 +76,7 @@ std::vector<std::pair<Measured, Measured>> runRanks(const char* transport, const
                                 FILE* f = fopen(apiFigures.path(rank).c_str(), "w");
                                 ASSERT_NE(f, nullptr);
                                 fprintf(f, "measured links: %f us latency, %f GB/s\n", small * 1e6,
-                                        (1 << 20) / std::max(large - small, 1e-9) / 1e9);
+                                        (1 << 20) / std::max(large - small, large / 2) / 1e9);
                                 fclose(f);
                                 EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
                               });
@@ -90,23 +90,44 @@ std::vector<std::pair<Measured, Measured>> runRanks(const char* transport, const
 
 class Calibration : public ::testing::TestWithParam<const char*> {};
 
-// Within a factor of the API's figures, which a loaded machine slows alike: what this catches
-// is a measurement of the wrong thing (waits that sleep, first-touch page faults), which is off
-// by an order of magnitude.
-TEST_P(Calibration, AgreesWithTheApiAndAlikeOnEveryRank) {
-  auto m = runRanks(GetParam(), "1");
+// Within a factor of the API's figures: what this catches is a measurement of the wrong thing
+// (waits that sleep, first-touch page faults), which is off by an order of magnitude on every
+// run. Scheduling noise on a loaded machine can put one run that far off too, so a run that
+// disagrees is tried again, up to three in all.
+std::string disagreement(const std::vector<std::pair<Measured, Measured>>& m) {
+  std::ostringstream why;
   for (int r = 0; r < 2; ++r) {
     const Measured& init = m[r].first;
     const Measured& api = m[r].second;
-    ASSERT_TRUE(init.found) << "rank " << r << " logged no 'measured links' line";
-    ASSERT_TRUE(api.found);
-    EXPECT_GT(init.latencyUs, 0.0);
-    EXPECT_LT(init.latencyUs, 4 * api.latencyUs + 20) << "rank " << r << ": api " << api.latencyUs;
-    EXPECT_GT(init.bandwidthGBps, api.bandwidthGBps / 4) << "rank " << r;
-    EXPECT_LT(init.bandwidthGBps, api.bandwidthGBps * 4) << "rank " << r;
+    // The time of a 1 MiB hop rather than the bandwidth, which is that time less the latency:
+    // a difference of two noisy figures, far noisier than either.
+    const double initHopUs = init.latencyUs + (1 << 20) / init.bandwidthGBps / 1e3;
+    const double apiHopUs = api.latencyUs + (1 << 20) / api.bandwidthGBps / 1e3;
+    if (init.latencyUs >= 4 * api.latencyUs + 20 || initHopUs >= 4 * apiHopUs ||
+        apiHopUs >= 4 * initHopUs) {
+      why << "rank " << r << ": init " << init.latencyUs << " us, " << init.bandwidthGBps
+          << " GB/s; api " << api.latencyUs << " us, " << api.bandwidthGBps << " GB/s. ";
+    }
   }
-  EXPECT_EQ(m[0].first.latencyUs, m[1].first.latencyUs);
-  EXPECT_EQ(m[0].first.bandwidthGBps, m[1].first.bandwidthGBps);
+  return why.str();
+}
+
+TEST_P(Calibration, AgreesWithTheApiAndAlikeOnEveryRank) {
+  std::string why;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto m = runRanks(GetParam(), "1");
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_TRUE(m[r].first.found) << "rank " << r << " logged no 'measured links' line";
+      ASSERT_TRUE(m[r].second.found);
+      EXPECT_GT(m[r].first.latencyUs, 0.0);
+    }
+    EXPECT_EQ(m[0].first.latencyUs, m[1].first.latencyUs);
+    EXPECT_EQ(m[0].first.bandwidthGBps, m[1].first.bandwidthGBps);
+    const std::string now = disagreement(m);
+    if (now.empty()) return;
+    why += now;
+  }
+  ADD_FAILURE() << "three runs disagreed with the API by more than 4x: " << why;
 }
 
 TEST_P(Calibration, OffMeansNoMeasurement) {
