@@ -1,7 +1,5 @@
 #include "src/enqueue/group.h"
 
-#include <map>
-#include <memory>
 #include <utility>
 #include <vector>
 
@@ -49,24 +47,38 @@ Status launch(std::vector<Op> ops) {
       Status s = runWorks(works);
       if (first.ok()) first = s;
     } else {
-      auto shared = std::make_shared<std::vector<CommWork>>(std::move(works));
-      stream->enqueue([shared] { return runWorks(*shared); });
+      stream->enqueue(std::move(works));
     }
   }
   return first;
 }
 
-// A blocking call outside a group, the latency path: one work, kept per thread so a call
-// allocates nothing once the thread has made one.
-Status runNow(Op op) {
-  thread_local std::vector<CommWork> works(1);
+// One op as the only work of `works`, which keeps its vectors' room from call to call.
+void fillWork(std::vector<CommWork>& works, Op op) {
+  works.resize(1);
   CommWork& w = works[0];
   w.comm = op.comm;
   w.collectives.clear();
   w.p2p.clear();
   (op.kind == OpKind::kCollective ? w.collectives : w.p2p).push_back(std::move(op));
   w.ticket = w.comm->takeTicket();
+}
+
+// A blocking call outside a group, the latency path: one work, kept per thread so a call
+// allocates nothing once the thread has made one.
+Status runNow(Op op) {
+  thread_local std::vector<CommWork> works(1);
+  fillWork(works, std::move(op));
   return runWorks(works);
+}
+
+// A call on a stream outside a group, in a batch the stream recycles.
+Status enqueueNow(Op op) {
+  weftStream_t stream = op.stream;
+  weftStream::Batch batch = stream->takeBatch();
+  fillWork(batch, std::move(op));
+  stream->enqueue(std::move(batch));
+  return okStatus();
 }
 
 }  // namespace
@@ -84,10 +96,7 @@ Status submitOp(Op op) {
     tGroup.ops.push_back(std::move(op));
     return okStatus();
   }
-  if (op.stream == nullptr) return runNow(std::move(op));
-  std::vector<Op> one;
-  one.push_back(std::move(op));
-  return launch(std::move(one));
+  return op.stream == nullptr ? runNow(std::move(op)) : enqueueNow(std::move(op));
 }
 
 void noteGroupError(const Status& status) {

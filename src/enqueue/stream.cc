@@ -12,10 +12,18 @@ weftStream::~weftStream() {
   worker_.join();
 }
 
-void weftStream::enqueue(std::function<weft::Status()> task) {
+weftStream::Batch weftStream::takeBatch() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (spare_.empty()) return {};
+  Batch b = std::move(spare_.back());
+  spare_.pop_back();
+  return b;
+}
+
+void weftStream::enqueue(Batch batch) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.push_back(std::move(task));
+    queue_.push_back(std::move(batch));
     ++pending_;
   }
   changed_.notify_all();
@@ -35,21 +43,28 @@ bool weftStream::idle() {
 }
 
 void weftStream::work() {
+  // Enough spare batches for a deep queue; past that, a burst's memory goes back to the heap.
+  constexpr size_t kMaxSpare = 1024;
   for (;;) {
-    std::function<weft::Status()> task;
+    Batch batch;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;
-      task = std::move(queue_.front());
+      batch = std::move(queue_.front());
       queue_.pop_front();
     }
-    weft::Status s = task();
+    weft::Status s = weft::runWorks(batch);
+    for (weft::CommWork& w : batch) {
+      w.collectives.clear();
+      w.p2p.clear();
+    }
     bool drained = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!s.ok() && firstError_.ok()) firstError_ = s;
       drained = --pending_ == 0;
+      if (spare_.size() < kMaxSpare) spare_.push_back(std::move(batch));
     }
     // Only an empty queue interests the waiters; waking them per task costs a context switch.
     if (drained) changed_.notify_all();

@@ -4,18 +4,24 @@
 
 #include <condition_variable>
 #include <deque>
-#include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "src/base/status.h"
+#include "src/enqueue/runner.h"
 
 struct weftStream {
  public:
+  using Batch = std::vector<weft::CommWork>;
+
   weftStream();
   ~weftStream();  // waits for queued work, then stops the worker
 
-  void enqueue(std::function<weft::Status()> task);
+  // An empty batch to fill and enqueue: one the worker has run, with its vectors' room kept, so
+  // that once warm a call allocates nothing and the heap does not grow and shrink with the queue.
+  Batch takeBatch();
+  void enqueue(Batch batch);
   // Waits until everything queued so far has run; returns the first error since the last call.
   weft::Status synchronize();
   bool idle();
@@ -25,8 +31,9 @@ struct weftStream {
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::function<weft::Status()>> queue_;
-  size_t pending_ = 0;  // queued plus running
+  std::deque<Batch> queue_;
+  std::vector<Batch> spare_;  // run batches, for takeBatch()
+  size_t pending_ = 0;        // queued plus running
   bool stopping_ = false;
   weft::Status firstError_;
   std::thread worker_;
