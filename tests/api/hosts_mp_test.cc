@@ -91,13 +91,15 @@ TEST_P(Tiers, AcrossSimulatedHosts) {
           std::vector<float> v(count, float(rank + 1));
           std::vector<float> out(count);
           ASSERT_EQ(weftAllReduce(v.data(), out.data(), count, weftFloat32, weftSum, comm, nullptr),
-                    weftSuccess);
+                    weftSuccess)
+              << weftGetLastError(comm);
           EXPECT_EQ(out.front(), 10.0f);
           EXPECT_EQ(out.back(), 10.0f);
           std::vector<int32_t> all(count * 4);
           std::vector<int32_t> mine(count, rank * 7);
           ASSERT_EQ(weftAllGather(mine.data(), all.data(), count, weftInt32, comm, nullptr),
-                    weftSuccess);
+                    weftSuccess)
+              << weftGetLastError(comm);
           for (int r = 0; r < 4; ++r)
             EXPECT_EQ(all[r * count + count / 2], r * 7);
         }

@@ -16,10 +16,23 @@ namespace {
 std::atomic<long> gAllocations{0};
 }  // namespace
 
+// Every form of new and delete that pairs with malloc and free is replaced, so that memory from
+// one never meets the other's allocator (AddressSanitizer checks the pairs). The aligned forms
+// stay the library's own on both sides.
 void* operator new(size_t bytes) {
   gAllocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = malloc(bytes == 0 ? 1 : bytes)) return p;
   throw std::bad_alloc();
+}
+void* operator new[](size_t bytes) {
+  return operator new(bytes);
+}
+void* operator new(size_t bytes, const std::nothrow_t&) noexcept {
+  gAllocations.fetch_add(1, std::memory_order_relaxed);
+  return malloc(bytes == 0 ? 1 : bytes);
+}
+void* operator new[](size_t bytes, const std::nothrow_t& tag) noexcept {
+  return operator new(bytes, tag);
 }
 // GCC cannot see that the replaced operator new above hands out malloc's memory.
 #pragma GCC diagnostic push
@@ -27,7 +40,19 @@ void* operator new(size_t bytes) {
 void operator delete(void* p) noexcept {
   free(p);
 }
+void operator delete[](void* p) noexcept {
+  free(p);
+}
 void operator delete(void* p, size_t) noexcept {
+  free(p);
+}
+void operator delete[](void* p, size_t) noexcept {
+  free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
   free(p);
 }
 #pragma GCC diagnostic pop
