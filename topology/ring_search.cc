@@ -32,6 +32,11 @@ struct Candidate {
 // How many rings already enter and leave by each NIC, so later rings pick the least used.
 struct NicUses {
   std::map<int, int> in, out;
+  // Rings counted in `uses` for `nic` (0 if none yet).
+  static int of(const std::map<int, int>& uses, int nic) {
+    auto it = uses.find(nic);
+    return it == uses.end() ? 0 : it->second;
+  }
 };
 
 // What the hops inside a host go through, in words: NVLink, a PCIe switch, or the CPUs.
@@ -217,13 +222,9 @@ class Search {
     // and exit NICs, so that the rings spread over all NICs both ways.
     NicUses none;
     const NicUses& u = uses ? *uses : none;
-    auto count = [](const std::map<int, int>& m, int nic) {
-      auto it = m.find(nic);
-      return it == m.end() ? 0 : it->second;
-    };
     std::vector<int> nics = nics_;
     std::stable_sort(nics.begin(), nics.end(),
-                     [&](int a, int b) { return count(u.in, a) < count(u.in, b); });
+                     [&](int a, int b) { return NicUses::of(u.in, a) < NicUses::of(u.in, b); });
     for (int nic : nics) {
       for (int start = 0; start < n_; ++start) {
         if (nicOf_[static_cast<size_t>(start)] != nic) continue;
@@ -260,8 +261,7 @@ class Search {
       if (r != start || n_ == 1) ends.push_back(r);
     }
     auto key = [&](int r) {
-      auto it = outUses.find(nicOf_[static_cast<size_t>(r)]);
-      int used = it == outUses.end() ? 0 : it->second;
+      int used = NicUses::of(outUses, nicOf_[static_cast<size_t>(r)]);
       int near = r == start ? 0 : -static_cast<int>(hopOf(start, r).cls);
       return std::make_tuple(used, near, r);
     };

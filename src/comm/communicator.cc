@@ -28,8 +28,13 @@ int usableCpus() {
   return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+// WEFT_SOCKET_IFNAME or WEFT_SOCKET_FAMILY: the user chose the interfaces tcp uses.
+bool userNamedInterfaces() {
+  return !env().socketIfname.empty() || !env().socketFamily.empty();
+}
+
 Status chooseLocalAddress(const SockAddr& root, SockAddr* out) {
-  if (!env().socketIfname.empty() || !env().socketFamily.empty()) {
+  if (userNamedInterfaces()) {
     NetInterface ni;
     WEFT_RETURN_IF_ERROR(defaultInterface(&ni));
     *out = ni.address;
@@ -112,8 +117,7 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   ctx.abort = &abort_;
   // Across hosts, tcp leaves by the NIC the topology puts closest to this rank, unless the
   // user named interfaces; ranks that meet over loopback stay on it.
-  const bool userInterfaces = !env().socketIfname.empty() || !env().socketFamily.empty();
-  ctx.localAddress = manyHosts && !userInterfaces && !localAddress.isLoopback()
+  ctx.localAddress = manyHosts && !userNamedInterfaces() && !localAddress.isLoopback()
                          ? nicListenAddress(nic, localAddress)
                          : localAddress;
   WEFT_INFO(kInit, "%s: NIC %s (%.2f GB/s) closest to NUMA node %d; tcp listens on %s",

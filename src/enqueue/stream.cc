@@ -55,10 +55,6 @@ void weftStream::work() {
       queue_.pop_front();
     }
     weft::Status s = weft::runWorks(batch);
-    for (weft::CommWork& w : batch) {
-      w.collectives.clear();
-      w.p2p.clear();
-    }
     bool drained = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -18,8 +18,9 @@ struct weftStream {
   weftStream();
   ~weftStream();  // waits for queued work, then stops the worker
 
-  // An empty batch to fill and enqueue: one the worker has run, with its vectors' room kept, so
-  // that once warm a call allocates nothing and the heap does not grow and shrink with the queue.
+  // A batch to refill and enqueue: one the worker has run (its old works still in it), with its
+  // vectors' room kept, so that once warm a call allocates nothing and the heap does not grow
+  // and shrink with the queue.
   Batch takeBatch();
   void enqueue(Batch batch);
   // Waits until everything queued so far has run; returns the first error since the last call.
