@@ -121,6 +121,7 @@ void DirectOp::start(DirectGroup* group, const CollArgs& args, const void* send,
                      size_t elemSize, ReduceFn reduce, uint64_t signature) {
   begin(group, args, send, recv, elemSize, reduce, signature);
   state_ = State::kWaitSlot;
+  inline_ = postBytes(args.root) <= kInlineSlotBytes;  // only a broadcast's root posts data
 }
 
 size_t DirectOp::postBytes(int rank) const {
@@ -166,7 +167,7 @@ void DirectOp::post() {
   const SlotArea& mine = group_->area(group_->rank());
   const int slot = slotOf(sequence_);
   size_t bytes = postBytes(group_->rank());
-  char* to = bytes <= kInlineSlotBytes ? mine.control->posted[slot].inlineData : mine.slots[slot];
+  char* to = inline_ ? mine.control->posted[slot].inlineData : mine.slots[slot];
   if (bytes > 0) memcpy(to, send_, bytes);
   group_->post(sequence_, signature_);
 }
@@ -179,7 +180,7 @@ void DirectOp::finish() {
   // Where each rank's data is: in its flag's line when small, else in its slot.
   auto slotOfRank = [&](int r) -> const char* {
     const SlotArea& a = group_->area(r);
-    return postBytes(r) <= kInlineSlotBytes ? a.control->posted[slot].inlineData : a.slots[slot];
+    return inline_ ? a.control->posted[slot].inlineData : a.slots[slot];
   };
   const size_t block = args_.count * elemSize_;
   switch (args_.kind) {

@@ -119,6 +119,9 @@ class DirectOp : public GroupOp {
   void finish();
 
   State state_ = State::kDone;
+  // Whether the posted data travels in the flags' lines (kInlineSlotBytes): the same for every
+  // rank that posts any.
+  bool inline_ = false;
 };
 
 }  // namespace weft

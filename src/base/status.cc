@@ -20,9 +20,14 @@ std::string vstrprintf(const char* format, va_list args) {
 
 }  // namespace
 
+const std::string& Status::message() const {
+  static const std::string kNone;
+  return rep_ ? rep_->message : kNone;
+}
+
 Status Status::withContext(const std::string& context) const {
-  if (ok()) return *this;
-  return Status(code_, context + ": " + message_);
+  if (ok()) return {};
+  return Status(rep_->code, context + ": " + rep_->message);
 }
 
 Status errorf(weftResult_t code, const char* format, ...) {

@@ -2,6 +2,7 @@
 // plus a message for weftGetLastError.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -9,21 +10,39 @@
 
 namespace weft {
 
+// Success carries nothing, so the ok path (every call's many returns) costs a null pointer; an
+// error's code and message live on the heap.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(weftResult_t code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(weftResult_t code, std::string message)
+      : rep_(code == weftSuccess ? nullptr : std::make_unique<Rep>(Rep{code, std::move(message)})) {
+  }
+  Status(const Status& other) : rep_(copyOf(other)) {}
+  Status(Status&& other) noexcept = default;
+  Status& operator=(const Status& other) {
+    if (this != &other) rep_ = copyOf(other);
+    return *this;
+  }
+  Status& operator=(Status&& other) noexcept = default;
+  ~Status() = default;
 
-  bool ok() const { return code_ == weftSuccess; }
-  weftResult_t code() const { return code_; }
-  const std::string& message() const { return message_; }
+  bool ok() const { return rep_ == nullptr; }
+  weftResult_t code() const { return rep_ ? rep_->code : weftSuccess; }
+  const std::string& message() const;
 
   // Prefixes the message with context, keeping the code: "while X: <message>".
   Status withContext(const std::string& context) const;
 
  private:
-  weftResult_t code_ = weftSuccess;
-  std::string message_;
+  struct Rep {
+    weftResult_t code;
+    std::string message;
+  };
+  static std::unique_ptr<Rep> copyOf(const Status& s) {
+    return s.rep_ ? std::make_unique<Rep>(*s.rep_) : nullptr;
+  }
+  std::unique_ptr<Rep> rep_;
 };
 
 inline Status okStatus() {

@@ -11,8 +11,11 @@ std::mutex gMutex;
 // Bumped whenever a communicator goes away, so a thread may trust the last handle it checked
 // until then without taking the lock.
 std::atomic<uint64_t> gGeneration{0};
-thread_local const Communicator* tChecked = nullptr;
-thread_local uint64_t tCheckedGeneration = 0;
+struct LastChecked {
+  const Communicator* comm = nullptr;
+  uint64_t generation = 0;
+};
+thread_local LastChecked tChecked;  // one thread-local, read once per call
 std::unordered_set<const Communicator*>& live() {
   static auto* set = new std::unordered_set<const Communicator*>();  // outlives static dtors
   return *set;
@@ -33,11 +36,11 @@ void unregisterComm(Communicator* comm) {
 
 bool isLiveComm(const Communicator* comm) {
   const uint64_t generation = gGeneration.load(std::memory_order_acquire);
-  if (comm == tChecked && generation == tCheckedGeneration) return true;
+  LastChecked& last = tChecked;
+  if (comm == last.comm && generation == last.generation) return true;
   std::lock_guard<std::mutex> lock(gMutex);
   if (live().count(comm) == 0) return false;
-  tChecked = comm;
-  tCheckedGeneration = generation;
+  last = {comm, generation};
   return true;
 }
 

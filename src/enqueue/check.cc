@@ -19,10 +19,15 @@ Status needBuffer(const void* p, const char* name, size_t count, const char* col
   return okStatus();
 }
 
+// Collective names are looked up only for messages: checks run on every call.
+Status needBuffer(const void* p, const char* name, size_t count, CollKind kind) {
+  return p == nullptr && count > 0 ? needBuffer(p, name, count, collName(kind)) : okStatus();
+}
+
 // In-place calls must alias exactly where the collective allows; any other overlap is an error.
 Status checkAliasing(const Op& op, size_t sendBytes, size_t recvBytes, size_t inPlaceOffset) {
-  const char* name = collName(op.args.kind);
   if (!overlaps(op.sendbuff, sendBytes, op.recvbuff, recvBytes)) return okStatus();
+  const char* name = collName(op.args.kind);
   if (op.args.kind == CollKind::kAllToAll || op.args.kind == CollKind::kAllToAllv) {
     return errorf(weftInvalidArgument,
                   "%s: send and receive buffers overlap; %s cannot run in "
@@ -42,34 +47,35 @@ Status checkAliasing(const Op& op, size_t sendBytes, size_t recvBytes, size_t in
 
 Status checkCollective(const Op& op) {
   const CollArgs a = argsOf(op);
-  const char* name = collName(a.kind);
   const int n = a.nranks;
   if (!validType(op.type)) {
-    return errorf(weftInvalidArgument, "%s: unknown data type %d", name, static_cast<int>(op.type));
+    return errorf(weftInvalidArgument, "%s: unknown data type %d", collName(a.kind),
+                  static_cast<int>(op.type));
   }
   bool reduces = a.kind == CollKind::kReduce || a.kind == CollKind::kAllReduce ||
                  a.kind == CollKind::kReduceScatter;
   if (reduces && !validOp(op.redop)) {
-    return errorf(weftInvalidArgument, "%s: unknown reduction operator %d", name,
+    return errorf(weftInvalidArgument, "%s: unknown reduction operator %d", collName(a.kind),
                   static_cast<int>(op.redop));
   }
   bool rooted = a.kind == CollKind::kBroadcast || a.kind == CollKind::kReduce;
   if (rooted && (a.root < 0 || a.root >= n)) {
     return errorf(weftInvalidArgument, "%s: root %d is out of range (communicator of %d ranks)",
-                  name, a.root, n);
+                  collName(a.kind), a.root, n);
   }
   const size_t es = typeSize(op.type);
   size_t sendCount = sendBufferCount(a);
   size_t recvCount = recvBufferCount(a);
-  const size_t limit = SIZE_MAX / es / static_cast<size_t>(n);
-  if (a.count > limit)
-    return errorf(weftInvalidArgument, "%s: count %zu is too large", name, a.count);
+  size_t totalBytes = 0;  // what an all-gather's receive buffer holds, without the divisions
+  if (__builtin_mul_overflow(a.count, es * static_cast<size_t>(n), &totalBytes)) {
+    return errorf(weftInvalidArgument, "%s: count %zu is too large", collName(a.kind), a.count);
+  }
   // Buffers a rank does not use may be NULL: non-roots' send buffer in broadcast, non-roots'
   // receive buffer in reduce.
   bool usesSend = !(a.kind == CollKind::kBroadcast && a.rank != a.root);
   bool usesRecv = !(a.kind == CollKind::kReduce && a.rank != a.root);
-  if (usesSend) WEFT_RETURN_IF_ERROR(needBuffer(op.sendbuff, "sendbuff", sendCount, name));
-  if (usesRecv) WEFT_RETURN_IF_ERROR(needBuffer(op.recvbuff, "recvbuff", recvCount, name));
+  if (usesSend) WEFT_RETURN_IF_ERROR(needBuffer(op.sendbuff, "sendbuff", sendCount, a.kind));
+  if (usesRecv) WEFT_RETURN_IF_ERROR(needBuffer(op.recvbuff, "recvbuff", recvCount, a.kind));
   if (!usesSend || !usesRecv) return okStatus();
   size_t inPlaceOffset = 0;
   if (a.kind == CollKind::kAllGather || a.kind == CollKind::kReduceScatter) {

@@ -54,7 +54,7 @@ Status launch(std::vector<Op> ops) {
 }
 
 // One op as the only work of `works`, which keeps its vectors' room from call to call.
-void fillWork(std::vector<CommWork>& works, Op op) {
+void fillWork(std::vector<CommWork>& works, Op&& op) {
   works.resize(1);
   CommWork& w = works[0];
   w.comm = op.comm;
@@ -64,16 +64,18 @@ void fillWork(std::vector<CommWork>& works, Op op) {
   w.ticket = w.comm->takeTicket();
 }
 
-// A blocking call outside a group, the latency path: one work, kept per thread so a call
-// allocates nothing once the thread has made one.
-Status runNow(Op op) {
+// A blocking call outside a group. A collective, the latency path, runs straight from its op; a
+// send or receive runs as the only work of a list kept per thread, so that a call allocates
+// nothing once the thread has made one.
+Status runNow(Op&& op) {
+  if (op.kind == OpKind::kCollective) return runCollective(op);
   thread_local std::vector<CommWork> works(1);
   fillWork(works, std::move(op));
   return runWorks(works);
 }
 
 // A call on a stream outside a group, in a batch the stream recycles.
-Status enqueueNow(Op op) {
+Status enqueueNow(Op&& op) {
   weftStream_t stream = op.stream;
   weftStream::Batch batch = stream->takeBatch();
   fillWork(batch, std::move(op));
@@ -91,7 +93,7 @@ void deferInit(Communicator* comm) {
   tGroup.inits.push_back(comm);
 }
 
-Status submitOp(Op op) {
+Status submitOp(Op&& op) {
   if (tGroup.depth > 0) {
     tGroup.ops.push_back(std::move(op));
     return okStatus();

@@ -11,7 +11,7 @@ namespace weft {
 class Communicator;
 
 // Runs op now (or queues it on its stream), or records it when a group is open.
-Status submitOp(Op op);
+Status submitOp(Op&& op);
 // Inside a group, a communicator's init is started in the background and waited for at the end.
 bool inGroup();
 void deferInit(Communicator* comm);

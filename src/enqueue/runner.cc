@@ -1,6 +1,7 @@
 #include "src/enqueue/runner.h"
 
 #include <chrono>
+#include <span>
 
 #include "src/base/log.h"
 #include "src/base/wait.h"
@@ -16,6 +17,7 @@ constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
 
 struct Active {
   CommWork* work = nullptr;
+  const Op* only = nullptr;  // runCollective's op, planned in place of work's lists
   size_t nextCollective = 0;
   bool p2pPlanned = false;
   bool running = false;
@@ -31,8 +33,11 @@ struct Active {
 Status startNext(Active& a) {
   CommWork& w = *a.work;
   Communicator& comm = *w.comm;
-  if (a.nextCollective < w.collectives.size()) {
-    Status s = planCollective(comm, w.collectives[a.nextCollective++], &a.phase);
+  if (a.only != nullptr || a.nextCollective < w.collectives.size()) {
+    const Op& op = a.only != nullptr ? *a.only : w.collectives[a.nextCollective];
+    a.only = nullptr;
+    ++a.nextCollective;
+    Status s = planCollective(comm, op, &a.phase);
     if (!s.ok()) return s.withContext(a.phase.label.describe());
     WEFT_TRACE(kColl, "%s", a.phase.label.describe().c_str());
   } else if (!w.p2p.empty() && !a.p2pPlanned) {
@@ -73,12 +78,8 @@ Status checkWhileIdle(Active& a) {
 // the sockets of tcp peers, or a short sleep.
 class Runner {
  public:
-  explicit Runner(std::vector<CommWork>& works) : active_(pool()) {
-    active_.clear();
-    active_.resize(works.size());
-    for (size_t i = 0; i < works.size(); ++i)
-      active_[i].work = &works[i];
-    oversubscribed_ = !works.empty() && works[0].comm->oversubscribed();
+  Runner(Active* active, size_t n) : active_(active, n) {
+    oversubscribed_ = n > 0 && active[0].work->comm->oversubscribed();
   }
 
   Status run() {
@@ -109,7 +110,6 @@ class Runner {
     }
     for (Active& a : active_)
       a.work->comm->endTurn();
-    active_.clear();
     return first_;
   }
 
@@ -175,14 +175,7 @@ class Runner {
     if (first_.ok()) first_ = full;
   }
 
-  // Per thread and reused, so a call allocates nothing for its bookkeeping; emptied when done so
-  // no executor outlives its call.
-  static std::vector<Active>& pool() {
-    thread_local std::vector<Active> active;
-    return active;
-  }
-
-  std::vector<Active>& active_;
+  std::span<Active> active_;
   std::vector<std::pair<Link*, bool>> io_;
   LinkWait wait_;
   bool oversubscribed_ = false;
@@ -193,7 +186,25 @@ class Runner {
 }  // namespace
 
 Status runWorks(std::vector<CommWork>& works) {
-  return Runner(works).run();
+  // Per thread and reused, so a call allocates nothing for its bookkeeping; emptied when done so
+  // no executor outlives its call.
+  thread_local std::vector<Active> pool;
+  pool.resize(works.size());
+  for (size_t i = 0; i < works.size(); ++i)
+    pool[i].work = &works[i];
+  Status s = Runner(pool.data(), pool.size()).run();
+  pool.clear();
+  return s;
+}
+
+Status runCollective(const Op& op) {
+  CommWork work;
+  work.comm = op.comm;
+  work.ticket = op.comm->takeTicket();
+  Active a;
+  a.work = &work;
+  a.only = &op;
+  return Runner(&a, 1).run();
 }
 
 }  // namespace weft

@@ -22,5 +22,8 @@ struct CommWork {
 
 // Returns the first error; every communicator's turn is ended either way.
 Status runWorks(std::vector<CommWork>& works);
+// One collective on the calling thread, taking the communicator's next turn: the latency path of
+// a blocking call outside a group, which needs no work list.
+Status runCollective(const Op& op);
 
 }  // namespace weft

@@ -65,6 +65,18 @@ TEST_F(BadInput, RootAndPeerOutOfRange) {
               "peer 5 is out of range");
 }
 
+TEST_F(BadInput, CountsThatOverflow) {
+  // count x element size x ranks past SIZE_MAX: an error, not a wrapped size.
+  const size_t huge = SIZE_MAX / 8 + 1;
+  expectError(weftAllGather(buf_, buf_ + 64, huge, weftFloat64, comms_[0], nullptr),
+              weftInvalidArgument, "is too large");
+  expectError(
+      weftAllReduce(buf_, buf_ + 64, SIZE_MAX / 4, weftFloat32, weftSum, comms_[0], nullptr),
+      weftInvalidArgument, "is too large");
+  expectError(weftSend(buf_, SIZE_MAX, weftFloat32, 0, comms_[0], nullptr), weftInvalidArgument,
+              "is too large");
+}
+
 TEST_F(BadInput, OverlappingBuffers) {
   expectError(weftAllReduce(buf_, buf_ + 1, 8, weftFloat32, weftSum, comms_[0], nullptr),
               weftInvalidArgument, "overlap");

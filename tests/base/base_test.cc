@@ -1,5 +1,5 @@
 // The base layer and the bootstrap's pure parts: byte sizes, addresses, interface selection,
-// launcher environments, unique ids and the waiting primitives.
+// launcher environments, unique ids, the waiting primitives and statuses.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -203,6 +203,30 @@ TEST(Backoff, SpinsThenSleeps) {
   EXPECT_FALSE(b.sleeping());
   EXPECT_FALSE(Deadline::never().expired());
   EXPECT_TRUE(Deadline::after(1).finite());
+}
+
+TEST(Status, CopiesMovesAndAddsContext) {
+  Status ok;
+  EXPECT_TRUE(ok.ok());
+  EXPECT_EQ(ok.code(), weftSuccess);
+  EXPECT_EQ(ok.message(), "");
+  EXPECT_TRUE(Status(weftSuccess, "ignored").ok());  // success never carries a message
+  EXPECT_TRUE(ok.withContext("while x").ok());
+
+  Status err(weftTimeout, "peer 3 is silent");
+  Status copy = err;  // a deep copy: the original keeps its message
+  EXPECT_EQ(copy.code(), weftTimeout);
+  EXPECT_EQ(copy.message(), "peer 3 is silent");
+  Status moved = std::move(copy);
+  EXPECT_EQ(moved.message(), "peer 3 is silent");
+  EXPECT_EQ(err.message(), "peer 3 is silent");
+  Status wrapped = err.withContext("all_reduce #4");
+  EXPECT_EQ(wrapped.code(), weftTimeout);
+  EXPECT_EQ(wrapped.message(), "all_reduce #4: peer 3 is silent");
+  copy = wrapped;
+  EXPECT_EQ(copy.message(), wrapped.message());
+  copy = ok;
+  EXPECT_TRUE(copy.ok());
 }
 
 }  // namespace
