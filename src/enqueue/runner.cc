@@ -17,7 +17,8 @@ constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
 
 struct Active {
   CommWork* work = nullptr;
-  const Op* only = nullptr;  // runCollective's op, planned in place of work's lists
+  // The collectives to run, in order: work's list, or runCollective's one op.
+  std::span<const Op> collectives;
   size_t nextCollective = 0;
   bool p2pPlanned = false;
   bool running = false;
@@ -33,11 +34,8 @@ struct Active {
 Status startNext(Active& a) {
   CommWork& w = *a.work;
   Communicator& comm = *w.comm;
-  if (a.only != nullptr || a.nextCollective < w.collectives.size()) {
-    const Op& op = a.only != nullptr ? *a.only : w.collectives[a.nextCollective];
-    a.only = nullptr;
-    ++a.nextCollective;
-    Status s = planCollective(comm, op, &a.phase);
+  if (a.nextCollective < a.collectives.size()) {
+    Status s = planCollective(comm, a.collectives[a.nextCollective++], &a.phase);
     if (!s.ok()) return s.withContext(a.phase.label.describe());
     WEFT_TRACE(kColl, "%s", a.phase.label.describe().c_str());
   } else if (!w.p2p.empty() && !a.p2pPlanned) {
@@ -190,8 +188,10 @@ Status runWorks(std::vector<CommWork>& works) {
   // no executor outlives its call.
   thread_local std::vector<Active> pool;
   pool.resize(works.size());
-  for (size_t i = 0; i < works.size(); ++i)
+  for (size_t i = 0; i < works.size(); ++i) {
     pool[i].work = &works[i];
+    pool[i].collectives = works[i].collectives;
+  }
   Status s = Runner(pool.data(), pool.size()).run();
   pool.clear();
   return s;
@@ -203,7 +203,7 @@ Status runCollective(const Op& op) {
   work.ticket = op.comm->takeTicket();
   Active a;
   a.work = &work;
-  a.only = &op;
+  a.collectives = {&op, 1};
   return Runner(&a, 1).run();
 }
 
