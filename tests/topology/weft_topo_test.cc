@@ -27,7 +27,7 @@ struct Result {
   std::string out;  // stdout and stderr together
 };
 
-// Runs weft-topo with `args` (and an environment prefix such as "WEFT_TOPO_FILE=x").
+// Runs weft-topo with `args` (after a shell prefix such as "WEFT_TOPO_FILE=x" or "cd DIR &&").
 Result weftTopo(const std::string& args, const std::string& env = "") {
   std::string cmd = env + (env.empty() ? "" : " ") + WEFT_TOPO_PATH + " " + args + " 2>&1";
   Result r;
@@ -74,12 +74,15 @@ TEST(WeftTopo, MatrixAndRingsForAFile) {
 }
 
 TEST(WeftTopo, EveryFileGivesMatrixAndRings) {
+  // Run from the data folder, so the file name the first line echoes is the same wherever the
+  // tree is checked out, and the width check below is one of weft-topo's own text.
+  const std::string inData = "cd '" + std::string(WEFT_TOPO_DATA_DIR) + "' &&";
   for (const std::string& f : test::dataFiles()) {
-    Result r = weftTopo("--topo " + data(f) + " --matrix --rings 8 --trees --hosts 2");
+    Result r = weftTopo("--topo " + f + " --matrix --rings 8 --trees --hosts 2", inData);
     // Two hosts need a NIC; files without one say so (exit 1), the rest succeed.
     if (r.code == 1) {
       EXPECT_NE(r.out.find("need a NIC"), std::string::npos) << f << r.out;
-      r = weftTopo("--topo " + data(f) + " --matrix --rings 8 --trees");
+      r = weftTopo("--topo " + f + " --matrix --rings 8 --trees", inData);
     }
     if (r.out.find("no hwloc support") != std::string::npos) continue;
     EXPECT_EQ(r.code, 0) << f << "\n" << r.out;
