@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of the topology readers with clang (ASan + UBSan) and runs each
 # for a bounded time from its seeds; exits non-zero when a target crashes, leaks or breaks an
-# invariant. usage: scripts/fuzz.sh [seconds per target, default $WEFT_FUZZ_SECONDS or 30]
+# invariant, or is not built (the hwloc XML target is skipped only when CMake found no hwloc).
+# usage: scripts/fuzz.sh [seconds per target, default $WEFT_FUZZ_SECONDS or 30]
 # The build goes to build-fuzz/; what the runs find goes to build-fuzz/fuzz-runs/<target>/
 # (crash-*, leak-* and the inputs that found new paths), kept for a look after a failure.
 set -euo pipefail
@@ -15,9 +16,18 @@ if ! command -v "$cxx" > /dev/null; then
 fi
 "$root/scripts/install-deps.sh"
 dir="$root/build-fuzz"
-CC=$cc CXX=$cxx "$root/scripts/build.sh" "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DWEFT_BUILD_FUZZERS=ON -DWEFT_BUILD_PERF=OFF -- \
-  topology_nccl_xml_fuzzer topology_nvsmi_fuzzer topology_hwloc_xml_fuzzer
+CC=$cc CXX=$cxx cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DWEFT_BUILD_FUZZERS=ON -DWEFT_BUILD_PERF=OFF
+# The hwloc target exists only when CMake found hwloc; then it must build and run like the others.
+targets=(nccl_xml nvsmi)
+if grep -q '^WEFT_ENABLE_HWLOC:BOOL=ON$' "$dir/CMakeCache.txt"; then
+  targets+=(hwloc_xml)
+else
+  echo "fuzz.sh: CMake found no hwloc (WEFT_ENABLE_HWLOC is not ON): hwloc_xml is not fuzzed"
+fi
+binaries=()
+for target in "${targets[@]}"; do binaries+=("topology_${target}_fuzzer"); done
+cmake --build "$dir" --target "${binaries[@]}"
 
 data="$root/tests/topology/data"
 seeds="$root/tests/topology/fuzz/corpus"
@@ -30,9 +40,13 @@ declare -A corpus=(
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 failed=()
-for target in nccl_xml nvsmi hwloc_xml; do
+for target in "${targets[@]}"; do
   bin="$dir/tests/topology/topology_${target}_fuzzer"
-  [ -x "$bin" ] || { echo "fuzz.sh: $bin was not built (hwloc missing?)"; continue; }
+  if [ ! -x "$bin" ]; then
+    echo "fuzz.sh: $target FAILED: $bin was not built"
+    failed+=("$target")
+    continue
+  fi
   work="$dir/fuzz-runs/$target"
   rm -rf "$work"
   mkdir -p "$work/corpus"
