@@ -85,7 +85,7 @@ std::string writeJson(const System& s) {
   matrix["cpu_affinity"] = m.cpuAffinity;
   matrix["numa_affinity"] = m.numaAffinity;
   if (!m.note.empty()) matrix["note"] = m.note;
-  if (!m.devices.empty()) matrix["device_legend"] = m.devices;
+  if (!m.legend.empty()) matrix["device_legend"] = m.legend;
   json out;
   out["source"] = s.source;
   out["format"] = s.format;

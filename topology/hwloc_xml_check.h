@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/base/status.h"
 
@@ -12,6 +13,9 @@ namespace weft::topo {
 
 // The root object must be the Machine (or hwloc 1.x's System), and an object with a cpuset or
 // nodeset must also have the complete_ one. Errors name the file, the object and its byte offset.
-Status checkHwlocXml(std::string_view text, const std::string& name);
+// Objects that the NVLinkBandwidth distances name but the file lacks, which hwloc drops without a
+// word (and their NVLinks with them), are added to `notes` when given.
+Status checkHwlocXml(std::string_view text, const std::string& name,
+                     std::vector<std::string>* notes = nullptr);
 
 }  // namespace weft::topo

@@ -92,7 +92,8 @@ std::string hwlocDescription() {
 
 Status parseHwlocXml(std::string_view text, const std::string& name, System* out) {
   *out = System();
-  WEFT_RETURN_IF_ERROR(checkHwlocXml(text, name));
+  std::vector<std::string> notes;
+  WEFT_RETURN_IF_ERROR(checkHwlocXml(text, name, &notes));
   std::string xml;
   if (HWLOC_API_VERSION < 0x00030000) {
     WEFT_RETURN_IF_ERROR(downgradeHwlocXml(text, name, &xml));
@@ -119,6 +120,7 @@ Status parseHwlocXml(std::string_view text, const std::string& name, System* out
   hwloc_topology_destroy(topo);
   WEFT_RETURN_IF_ERROR(s);
   out->format = "hwloc XML";
+  out->notes.insert(out->notes.end(), notes.begin(), notes.end());
   std::string speeds = assumedNetSpeedNote(*out, "hwloc XML");
   if (!speeds.empty()) out->notes.push_back(speeds);
   return okStatus();

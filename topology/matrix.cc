@@ -1,5 +1,7 @@
 #include "topology/matrix.h"
 
+#include <algorithm>
+
 #include "src/base/status.h"
 #include "topology/paths.h"
 
@@ -25,6 +27,31 @@ std::string noGpuNote(const System& s, size_t nics, size_t unknown) {
   return out + ", each with the CPUs and NUMA node it hangs from.";
 }
 
+// "NIC0: 0103:00:00.0": the column's bus id, and for a NIC the names its ports go by.
+std::string legendLine(const System& s, int node, const std::string& label) {
+  const Node& n = s.nodes[node];
+  std::string out = label + ": ";
+  if (!n.pci.busId.empty()) {
+    out += n.pci.busId;
+  } else {
+    out += n.isVirtual ? "no PCI device (virtual interface)" : "bus id unknown";
+  }
+  if (n.kind == NodeKind::kPciDevice) out += ", kind unknown";
+  std::vector<std::string> said{label};  // each name once
+  auto add = [&](const char* what, const std::string& name) {
+    if (name.empty() || std::find(said.begin(), said.end(), name) != said.end()) return;
+    said.push_back(name);
+    out += std::string(", ") + what + " " + name;
+  };
+  for (int net : s.netsOf(node)) {
+    const Node& port = s.nodes[net];
+    add("port", port.name);
+    add("verbs device", port.net.rdmaDevice);
+    add("interface", port.net.ifname);
+  }
+  return out;
+}
+
 }  // namespace
 
 Matrix buildMatrix(const System& s) {
@@ -37,14 +64,14 @@ Matrix buildMatrix(const System& s) {
   m.nodes.insert(m.nodes.end(), nics.begin(), nics.end());
   m.nodes.insert(m.nodes.end(), unknown.begin(), unknown.end());
   if (gpus.empty()) m.note = noGpuNote(s, nics.size(), unknown.size());
+  // The nvidia-smi reader makes bus ids up (fffe:*); the names are the file's own.
+  bool busIds = s.format != "nvidia-smi topo -m";
+  int devices = 0;
   for (int a : m.nodes) {
     const Node& node = s.nodes[a];
-    if (node.kind == NodeKind::kPciDevice) {
-      m.labels.push_back("DEV" + std::to_string(m.devices.size()));
-      m.devices.push_back(m.labels.back() + ": " + node.pci.busId);
-    } else {
-      m.labels.push_back(node.name);
-    }
+    bool bare = node.kind == NodeKind::kPciDevice;
+    m.labels.push_back(bare ? "DEV" + std::to_string(devices++) : node.name);
+    if (busIds) m.legend.push_back(legendLine(s, a, m.labels.back()));
     std::vector<std::string> row;
     for (int b : m.nodes) {
       if (a == b) {
@@ -94,9 +121,9 @@ std::string formatMatrix(const Matrix& m, bool legend) {
         "  PHB  = through a PCIe host bridge (the CPU)\n"
         "  NODE = through the interconnect between host bridges of one NUMA node\n"
         "  SYS  = through the interconnect between NUMA nodes (QPI/UPI/Infinity Fabric)\n";
-    if (!m.devices.empty()) {
-      out += "\nDevice Legend (PCI endpoints of unknown kind):\n";
-      for (const std::string& d : m.devices)
+    if (!m.legend.empty()) {
+      out += "\nDevice Legend:\n";
+      for (const std::string& d : m.legend)
         out += "  " + d + "\n";
     }
   }

@@ -113,8 +113,34 @@ class Builder {
         }
       }
     }
+    WEFT_RETURN_IF_ERROR(checkSymmetric());
     if (std::none_of(t_.columns.begin(), t_.columns.end(), isGpuLabel)) {
       return errorf(weftInvalidArgument, "%s: the matrix has no GPU", name_.c_str());
+    }
+    return okStatus();
+  }
+
+  // A path joins two devices both ways, so a cell differing from its mirror is a broken file;
+  // taking either value would describe a machine the file does not.
+  Status checkSymmetric() const {
+    std::map<std::string, size_t> rowOf, columnOf;
+    for (size_t i = 0; i < t_.rows.size(); ++i)
+      rowOf[t_.rows[i]] = i;
+    for (size_t i = 0; i < t_.columns.size(); ++i)
+      columnOf[t_.columns[i]] = i;
+    for (size_t r = 0; r < t_.rows.size(); ++r) {
+      for (size_t c = 0; c < t_.columns.size(); ++c) {
+        const std::string& a = t_.rows[r];
+        const std::string& b = t_.columns[c];
+        const std::string& mirror = t_.cells[rowOf.at(b)][columnOf.at(a)];
+        if (t_.cells[r][c] != mirror) {
+          return errorf(weftInvalidArgument,
+                        "%s: the matrix is not symmetric: row %s, column %s is %s, but row %s, "
+                        "column %s is %s",
+                        name_.c_str(), a.c_str(), b.c_str(), t_.cells[r][c].c_str(), b.c_str(),
+                        a.c_str(), mirror.c_str());
+        }
+      }
     }
     return okStatus();
   }

@@ -7,7 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "topology/cpu_ranks.h"
+#include "topology/hwloc_xml_reader.h"
 #include "topology/load.h"
+#include "topology/ranks.h"
+#include "topology/ring_search.h"
 
 namespace weft {
 namespace {
@@ -53,6 +57,59 @@ topo::System twoNumaHost() {
   Status st = topo::loadTopologyFile(WEFT_API_DATA "/two-numa-1gbe.nccl.xml", &s);
   EXPECT_TRUE(st.ok()) << st.message();
   return s;
+}
+
+// The communicator orders a host's CPU ranks as ring 0 of the search (weft-topo --rings N
+// --device cpu) does, given the same NUMA node per rank: ranks in blocks as weft-topo places them,
+// and interleaved as processes bound round-robin would be. Cisco: NUMA 0 and 1 on packages 0 and
+// 1 (hwloc); ndv4: NUMA 0..3, no packages (NCCL XML).
+TEST(RankPlacement, SameOrderAsTheRingSearch) {
+  struct Case {
+    const char* file;
+    std::vector<int> interleaved;  // NUMA node per rank
+    std::vector<int> expected;     // by hand: grouped by package, then NUMA node, then rank
+  };
+  std::vector<Case> cases = {
+      {"azure-ndv4-a100x8-hdr200x8.nccl.xml", {3, 0, 1, 0, 2, 3, 1, 2}, {1, 3, 2, 6, 4, 7, 0, 5}}};
+  if (topo::hwlocAvailable()) {
+    cases.push_back({"cisco-ucs-2s-cpuonly-usnic.hwloc.xml", {1, 0, 1, 0}, {1, 3, 0, 2}});
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    topo::System s;
+    Status st = topo::loadTopologyFile(std::string(WEFT_TOPOLOGY_DATA "/") + c.file, &s);
+    ASSERT_TRUE(st.ok()) << st.message();
+    topo::Paths paths(s);
+    auto compare = [&](const topo::RankSet& set) {
+      topo::RingPlan plan;
+      Status searched = topo::searchRings(s, paths, set, 1, topo::ChannelOptions(), &plan);
+      EXPECT_TRUE(searched.ok()) << searched.message();
+      std::vector<RankInfo> ranks;
+      for (int numa : set.numaOfRank) {
+        RankInfo r;
+        r.hostHash = 42;
+        r.locality = topo::packLocality(topo::localityOfNuma(s, numa));  // as localLocality
+        ranks.push_back(r);
+      }
+      std::vector<int> placed = placeRanks(ranks).ringOrder;
+      EXPECT_FALSE(plan.rings.empty());
+      if (!plan.rings.empty()) {
+        EXPECT_EQ(placed, plan.rings[0].order);
+      }
+      return placed;
+    };
+    for (int n : {2, 3, 5, 8}) {
+      topo::RankSet blocks;
+      ASSERT_TRUE(topo::chooseRanks(s, n, topo::RankDevice::kCpu, &blocks).ok());
+      compare(blocks);
+    }
+    topo::RankSet interleaved;
+    interleaved.cpu = true;
+    interleaved.numaOfRank = c.interleaved;
+    for (int numa : c.interleaved)
+      interleaved.nodes.push_back(s.findCpu(numa));
+    EXPECT_EQ(compare(interleaved), c.expected);
+  }
 }
 
 TEST(RankPlacement, EachRankTakesTheNicOfItsNumaNode) {

@@ -1,9 +1,6 @@
 // The nvidia-smi table: where a file has one, Weft's table reproduces it cell for cell.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "tests/topology/test_util.h"
 #include "topology/hwloc_xml_reader.h"
 #include "topology/matrix.h"
@@ -12,13 +9,6 @@
 
 namespace weft::topo {
 namespace {
-
-std::string readAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Compares two tables on the devices, the cells and the CPU affinity column.
 void expectSameTable(const MatrixTable& want, const MatrixTable& got) {
@@ -39,7 +29,7 @@ void expectSameTable(const MatrixTable& want, const MatrixTable& got) {
 
 TEST(Matrix, ReproducesTheDgx1Matrix) {
   std::string path = test::dataPath("nvidia-dgx1-v100-4xedr.nvsmi.txt");
-  std::string original = readAll(path);
+  std::string original = test::readFile(path);
   MatrixTable want;
   ASSERT_TRUE(parseMatrixTable(original, path, &want).ok());
   ASSERT_EQ(want.columns.size(), 12u);
@@ -60,7 +50,7 @@ TEST(Matrix, ReproducesTheSeedMatrices) {
   for (const char* seed : {"nvsmi_spaces_node.txt", "nvsmi_nvswitch.txt"}) {
     SCOPED_TRACE(seed);
     std::string path = std::string(WEFT_TOPO_DATA_DIR) + "/../fuzz/corpus/" + seed;
-    std::string original = readAll(path);
+    std::string original = test::readFile(path);
     MatrixTable want;
     ASSERT_TRUE(parseMatrixTable(original, path, &want).ok());
     System s;
@@ -96,8 +86,8 @@ TEST(Matrix, FilesWithoutGpus) {
   Matrix m = buildMatrix(g5);
   ASSERT_EQ(m.labels.size(), 9u);
   EXPECT_EQ(m.labels[0], "DEV0");
-  EXPECT_EQ(m.devices[0], "DEV0: 0000:00:16.0");
-  EXPECT_EQ(m.devices[8], "DEV8: 0000:00:15.0");  // the probable EFA, on NUMA 1
+  EXPECT_EQ(m.legend[0], "DEV0: 0000:00:16.0, kind unknown");
+  EXPECT_EQ(m.legend[8], "DEV8: 0000:00:15.0, kind unknown");  // the probable EFA, on NUMA 1
   EXPECT_EQ(m.numaAffinity[0], "0");
   EXPECT_EQ(m.numaAffinity[8], "1");
   EXPECT_EQ(m.cpuAffinity[0], "N/A");  // the file gives no CPU list
@@ -107,8 +97,7 @@ TEST(Matrix, FilesWithoutGpus) {
   EXPECT_NE(m.note.find("9 PCI endpoint(s) have no class"), std::string::npos) << m.note;
   std::string text = formatMatrix(m);
   EXPECT_NE(text.find("DEV0\t X \tPHB\tPHB\tPHB\tSYS"), std::string::npos) << text;
-  EXPECT_NE(text.find("Device Legend (PCI endpoints of unknown kind):\n  DEV0: 0000:00:16.0\n"),
-            std::string::npos)
+  EXPECT_NE(text.find("Device Legend:\n  DEV0: 0000:00:16.0, kind unknown\n"), std::string::npos)
       << text;
 
   // p5: four endpoints (EFA NICs, by the file's comment) under each of eight switches.
@@ -124,9 +113,11 @@ TEST(Matrix, FilesWithoutGpus) {
     System cisco = test::load("cisco-ucs-2s-cpuonly-usnic.hwloc.xml");
     m = buildMatrix(cisco);
     ASSERT_EQ(m.labels.size(), 6u);
-    EXPECT_TRUE(m.devices.empty());
+    ASSERT_EQ(m.legend.size(), 6u);
     EXPECT_NE(m.note.find("No GPU in this file (a CPU-only machine)"), std::string::npos);
     EXPECT_EQ(m.labels[4], "usnic_2");
+    // The usNIC is OpenFabrics device usnic_2 and interface eth6 of PCI function 0000:88:00.0.
+    EXPECT_EQ(m.legend[4], "usnic_2: 0000:88:00.0, interface eth6");
     EXPECT_EQ(m.cpuAffinity[4], "8-15");
     EXPECT_EQ(m.numaAffinity[0], "0");
   }
@@ -144,6 +135,36 @@ TEST(Matrix, FilesWithoutGpus) {
   m = buildMatrix(test::load("aws-p4d.24xlarge-a100x8-efa4.nccl.xml"));
   EXPECT_TRUE(m.note.empty());
   EXPECT_EQ(m.cpuAffinity.back(), "");
+}
+
+// Generic column names get a legend with their bus ids. ndv4: GPUs are numbered by bus id
+// (0001 ... 000e), NICs in the file's order (0103, 0104 under NUMA 0 come first); ncv4's eth0 has
+// no PCI device. An nvidia-smi matrix names its own columns and has no bus ids: no legend.
+TEST(Matrix, LegendSaysWhichDeviceEachColumnIs) {
+  Matrix m = buildMatrix(test::load("azure-ndv4-a100x8-hdr200x8.nccl.xml"));
+  ASSERT_EQ(m.legend.size(), 16u);
+  EXPECT_EQ(m.legend[0], "GPU0: 0001:00:00.0");
+  EXPECT_EQ(m.legend[2], "GPU2: 0003:00:00.0");
+  EXPECT_EQ(m.legend[4], "GPU4: 000b:00:00.0");
+  EXPECT_EQ(m.legend[8], "NIC0: 0103:00:00.0");
+  EXPECT_EQ(m.legend[10], "NIC2: 0101:00:00.0");
+  EXPECT_EQ(m.legend[15], "NIC7: 0106:00:00.0");
+  std::string text = formatMatrix(m);
+  EXPECT_NE(text.find("\nDevice Legend:\n  GPU0: 0001:00:00.0\n"), std::string::npos) << text;
+  EXPECT_EQ(formatMatrix(m, false).find("Device Legend"), std::string::npos);
+  // The table still reads back: the legend is not taken for rows or a NIC renaming.
+  MatrixTable back;
+  ASSERT_TRUE(parseMatrixTable(text, "weft", &back).ok());
+  EXPECT_EQ(back.columns, m.labels);
+  EXPECT_EQ(back.rows, m.labels);
+
+  m = buildMatrix(test::load("azure-ncv4-a100x4-pcie.nccl.xml"));
+  EXPECT_EQ(m.legend.back(), "eth0: no PCI device (virtual interface)");
+  m = buildMatrix(test::load("alibaba-hgx-a100x8-cx6bond200x4.nccl.xml"));
+  EXPECT_EQ(m.legend[0], "GPU0: 0000:13:00.0");
+  m = buildMatrix(test::load("nvidia-dgx1-v100-4xedr.nvsmi.txt"));
+  EXPECT_TRUE(m.legend.empty());
+  EXPECT_EQ(formatMatrix(m).find("Device Legend"), std::string::npos);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include "topology/nccl_xml_reader.h"
 #include "topology/nccl_xml_writer.h"
 #include "topology/nvsmi_reader.h"
+#include "topology/paths.h"
 
 namespace weft::topo {
 namespace {
@@ -200,6 +202,33 @@ TEST(Nvsmi, RefusesBadMatrices) {
             std::string::npos);
 }
 
+// The DGX-1 file has GPU0/GPU1 NV1 both ways; with the GPU0 row saying NV2 the file contradicts
+// itself, and the message names both cells.
+TEST(Nvsmi, RefusesAnAsymmetricMatrix) {
+  std::string text = test::readFile(test::dataPath("nvidia-dgx1-v100-4xedr.nvsmi.txt"));
+  const std::string row = "GPU0\t X \tNV1\tNV1\tNV2";
+  ASSERT_NE(text.find(row), std::string::npos);
+  System s;
+  ASSERT_TRUE(parseNvsmiMatrix(text, "dgx1.txt", &s).ok());
+  text.replace(text.find(row), row.size(), "GPU0\t X \tNV2\tNV1\tNV2");
+  Status st = parseNvsmiMatrix(text, "dgx1.txt", &s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(s.nodes.size(), 0u);
+  EXPECT_EQ(st.message(),
+            "dgx1.txt: the matrix is not symmetric: row GPU0, column GPU1 is NV2, but row GPU1, "
+            "column GPU0 is NV1");
+  // PCIe classes too: mlx5_0 is PIX to GPU0 in both cells of the file; one of them made SYS.
+  text = test::readFile(test::dataPath("nvidia-dgx1-v100-4xedr.nvsmi.txt"));
+  const std::string nic = "mlx5_0\tPIX\t";
+  ASSERT_NE(text.find(nic), std::string::npos);
+  text.replace(text.find(nic), nic.size(), "mlx5_0\tSYS\t");
+  st = parseNvsmiMatrix(text, "dgx1.txt", &s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("row GPU0, column mlx5_0 is PIX, but row mlx5_0, column GPU0 is SYS"),
+            std::string::npos)
+      << st.message();
+}
+
 TEST(Nvsmi, ReadsSpacesNodeAndTheNicLegend) {
   System s;
   std::string text =
@@ -341,6 +370,34 @@ TEST(Hwloc, RefusesWhatHwlocWouldCrashOn) {
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("PCI bus id 0000:03:00.0 is used twice"), std::string::npos)
       << st.message();
+}
+
+// The Minsky file's NVLinkBandwidth matrix joins nvml2 (OSDev:334) and nvml3 (OSDev:335) at
+// 40000 MB/s. Naming an object the file lacks instead, hwloc drops that row and column; the link
+// goes, and a note says why.
+TEST(Hwloc, NotesDistancesNamingMissingObjects) {
+  if (!hwlocAvailable()) GTEST_SKIP() << "built without hwloc";
+  const std::string original =
+      test::readFile(test::dataPath("ibm-power8-minsky-p100x4-nvlink.hwloc.xml"));
+  auto noted = [](const System& s, const std::string& what) {
+    return std::any_of(s.notes.begin(), s.notes.end(),
+                       [&](const std::string& n) { return n.find(what) != std::string::npos; });
+  };
+  System s;
+  ASSERT_TRUE(parseHwlocXml(original, "minsky.xml", &s).ok());
+  EXPECT_EQ(nvlinkCount(s, test::find(s, "GPU2"), test::find(s, "GPU3")), 2);
+  EXPECT_FALSE(noted(s, "no object"));
+  std::string text = original;
+  const std::string gpu3 = "OSDev:335";
+  ASSERT_NE(text.find(gpu3), std::string::npos);
+  text.replace(text.find(gpu3), gpu3.size(), "OSDev:999");
+  Status st = parseHwlocXml(text, "minsky.xml", &s);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(nvlinkCount(s, test::find(s, "GPU2"), test::find(s, "GPU3")), 0);
+  EXPECT_EQ(nvlinkCount(s, test::find(s, "GPU0"), test::find(s, "GPU1")), 2);  // the rest stays
+  EXPECT_TRUE(noted(s, "hwloc distances NVLinkBandwidth (at byte ")) << s.notes.back();
+  EXPECT_TRUE(noted(s, "name OSDev:999, which the file has no object for: hwloc drops it"))
+      << s.notes.back();
 }
 
 TEST(Hwloc, LoaderErrorsNameTheFile) {

@@ -141,6 +141,68 @@ TEST(Rings, PartialNvswitchFilesPairGpusOfASwitch) {
   }
 }
 
+// Rings that must cross between the sockets do so once each way, so the link between the
+// CPUs bounds them. The bandwidths, by hand from the files and NCCL's tables in bandwidth.cc:
+// - ndv2: Skylake (family 6, model 85 = 0x55): UPI 10 GB/s; GPUs on 16 GT/s x16 (Gen4, 24 GB/s)
+//   straight under the CPUs.
+// - ndv5: Sapphire Rapids (model 143 = 0x8F): UPI 22 GB/s; GPUs and switch uplinks 32 GT/s x16
+//   (Gen5, 48 GB/s).
+// - Minsky: POWER (ppc64le): X-Bus 32 GB/s; each GPU has 40 GB/s of NVLink1 to its socket in the
+//   NVLinkBandwidth matrix, 2 links of 18 GB/s = 36 GB/s in the model, and PCIe Gen3 x16 (12).
+void expectSocketBound(const Planned& p, double bw, const std::string& link) {
+  expectCoverage(p.plan);
+  EXPECT_DOUBLE_EQ(p.plan.best, bw);
+  EXPECT_EQ(p.plan.bestClass, PathClass::kSys);
+  EXPECT_NEAR(total(p.plan), bw, 1e-6);
+  for (const Ring& r : p.plan.rings) {
+    EXPECT_DOUBLE_EQ(r.bottleneck, bw);
+    EXPECT_NE(r.bottleneckLink.find("CPU0 <-> CPU1 " + link), std::string::npos)
+        << r.bottleneckLink;
+    EXPECT_EQ(std::count(r.hops.begin(), r.hops.end(), PathClass::kSys), 2) << r.why;
+  }
+}
+
+TEST(Rings, AzureNdv2BoundByUpi) {
+  Planned p = rings("azure-ndv2-v100x8-edr1.nccl.xml", 8);
+  EXPECT_EQ(p.plan.ranks.nodes, p.system.gpus());
+  expectSocketBound(p, 10.0, "UPI");
+  for (const Ring& r : p.plan.rings)  // no switch: the other hops go through a CPU
+    EXPECT_EQ(std::count(r.hops.begin(), r.hops.end(), PathClass::kPhb), 6) << r.why;
+}
+
+TEST(Rings, AzureNdv5OneHostBoundByUpi) {
+  Planned p = rings("azure-ndv5-h100x8-ndr400x8.nccl.xml", 8);
+  EXPECT_EQ(p.plan.ranks.nodes, p.system.gpus());
+  expectSocketBound(p, 22.0, "UPI");
+}
+
+TEST(Rings, IbmMinskyBoundByXBus) {
+  if (!hwlocAvailable()) GTEST_SKIP() << "built without hwloc";
+  Planned p = rings("ibm-power8-minsky-p100x4-nvlink.hwloc.xml", 4);
+  expectSocketBound(p, 32.0, "X-Bus");
+  for (const Ring& r : p.plan.rings)
+    EXPECT_EQ(std::count(r.hops.begin(), r.hops.end(), PathClass::kNvl), 2) << r.why;
+}
+
+// p5 lists no GPU (its comment says they are left out): CPU ranks, four per NUMA node, crossing
+// the AMD socket link (the file gives no CPU family: NCCL's AMD default, 16 GB/s) once each way.
+TEST(Rings, AwsP5WithoutGpusPlansCpuRanks) {
+  Planned p = rings("aws-p5.48xlarge-h100x8-efa32.nccl.xml", 8);
+  ASSERT_TRUE(p.plan.ranks.cpu);
+  EXPECT_EQ(p.plan.ranks.numaOfRank, (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1}));
+  expectCoverage(p.plan);
+  EXPECT_DOUBLE_EQ(p.plan.best, 16.0);
+  for (const Ring& r : p.plan.rings) {
+    EXPECT_EQ(r.order, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+    EXPECT_DOUBLE_EQ(r.bottleneck, 16.0);
+    EXPECT_NE(r.bottleneckLink.find("CPU0 <-> CPU1 Infinity Fabric"), std::string::npos)
+        << r.bottleneckLink;
+    EXPECT_EQ(std::count(r.hops.begin(), r.hops.end(), PathClass::kSys), 2) << r.why;
+    EXPECT_EQ(std::count(r.hops.begin(), r.hops.end(), PathClass::kLoc), 6) << r.why;
+  }
+  EXPECT_NEAR(total(p.plan), 16.0, 1e-6);  // the channels share the link
+}
+
 TEST(Rings, FewerRanksThanGpus) {
   Planned p = rings("alibaba-hgx-a100x8-cx6bond200x4.nccl.xml", 3);
   expectCoverage(p.plan);
@@ -251,6 +313,19 @@ TEST(Rings, AcrossHostsRingsEnterAndLeaveByEveryNic) {
     EXPECT_EQ(std::count(r.hops.begin(), r.hops.end(), PathClass::kSys), 1) << r.why;
     EXPECT_NE(p.system.cpuOf(r.nicIn), p.system.cpuOf(r.nicOut)) << r.why;
   }
+}
+
+// ndv4 across hosts, by hand: every channel enters and leaves each GPU once, and each GPU hangs on
+// one 16 GT/s x16 link (Gen4, 24 GB/s each way), so the channels together carry at most 24 GB/s,
+// whatever order they visit the switches in (the four 24 GB/s switch uplinks alone would allow
+// 32: a chain through the four switches uses six of their eight directions). The search reaches
+// that bound.
+TEST(Rings, Ndv4AcrossHostsReachesTheGpuLinkBound) {
+  Planned p = rings("azure-ndv4-a100x8-hdr200x8.nccl.xml", 8, 2);
+  expectCoverage(p.plan);
+  EXPECT_NEAR(total(p.plan), 24.0, 1e-6);
+  for (int g : p.system.gpus())
+    EXPECT_DOUBLE_EQ(p.system.links[p.system.nodes[g].links.front()].bw, 24.0);
 }
 
 TEST(Rings, CpuRanksGroupBySocket) {

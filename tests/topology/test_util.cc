@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "topology/load.h"
 
@@ -25,6 +26,13 @@ std::vector<std::string> dataFiles() {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 System load(const std::string& name) {

@@ -12,6 +12,9 @@ std::string dataPath(const std::string& name);
 // All topology files of the data folder (not SOURCES.md), sorted.
 std::vector<std::string> dataFiles();
 
+// The whole file at `path` ("" when it cannot be read).
+std::string readFile(const std::string& path);
+
 // Loads a data file; the test fails (fatally, via ADD_FAILURE + empty system) when it cannot.
 System load(const std::string& name);
 

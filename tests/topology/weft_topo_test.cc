@@ -122,6 +122,15 @@ TEST(WeftTopo, MatrixWithoutGpus) {
   EXPECT_EQ(none.out.find("Legend"), std::string::npos) << none.out;
 }
 
+// ndv4's columns GPU0 and NIC0 are numbered by Weft; the legend under the table gives their bus
+// ids (GPU0 is 0001:00:00.0, the lowest; NIC0 is 0103:00:00.0, the file's first NIC).
+TEST(WeftTopo, MatrixLegendGivesBusIds) {
+  Result r = weftTopo("--topo " + data("azure-ndv4-a100x8-hdr200x8.nccl.xml") + " --matrix");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\nDevice Legend:\n  GPU0: 0001:00:00.0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  NIC0: 0103:00:00.0\n"), std::string::npos) << r.out;
+}
+
 TEST(WeftTopo, MoreRanksThanGpusSaysSo) {
   Result r = weftTopo("--topo " + data("azure-ncv4-a100x4-pcie.nccl.xml") + " --rings 8");
   ASSERT_EQ(r.code, 0) << r.out;
@@ -179,6 +188,13 @@ TEST(WeftTopo, BadFilesExitTwoAndNameTheProblem) {
                                           7)),
        "binary data"},
       {sparse, "3.0 GiB"},
+      // The DGX-1 matrix with GPU0's row saying NV2 to GPU1, where GPU1's row says NV1.
+      {dir.file("asym.nvsmi.txt",
+                [] {
+                  std::string t = test::readFile(data("nvidia-dgx1-v100-4xedr.nvsmi.txt"));
+                  return t.replace(t.find("GPU0\t X \tNV1"), 12, "GPU0\t X \tNV2");
+                }()),
+       "not symmetric: row GPU0, column GPU1 is NV2, but row GPU1, column GPU0 is NV1"},
       {dir.path() + "/missing.xml", "cannot open"},
       {dir.path(), "is a directory"},
   };
