@@ -101,9 +101,15 @@ void GroupOp::begin(DirectGroup* group, const CollArgs& args, const void* send, 
   waitingFor_ = -1;
 }
 
+// Only the peer this operation waits for: a peer that has published all this rank reads from
+// it may finish, destroy its communicator and close its links, and that is no failure.
 std::vector<int> GroupOp::pendingPeers() const {
   std::vector<int> out;
   if (done()) return out;
+  if (waitingFor_ >= 0 && waitingFor_ < group_->nranks() && waitingFor_ != group_->rank()) {
+    out.push_back(waitingFor_);
+    return out;
+  }
   for (int r = 0; r < group_->nranks(); ++r) {
     if (r != group_->rank()) out.push_back(r);
   }

@@ -73,7 +73,7 @@ class DirectGroup {
 };
 
 // What direct and staged operations share: the call, its place in the group's sequence, and
-// that until done they wait on every peer.
+// the peer they wait for (every peer until one is known).
 class GroupOp : public Progressable {
  public:
   std::vector<int> pendingPeers() const override;

@@ -1,5 +1,6 @@
-// Failures across processes: a rank killed with SIGKILL in the middle of an all-reduce, and
-// strangers knocking on the rendezvous port while real ranks meet.
+// Failures across processes, and what is not one: a rank killed with SIGKILL in the middle of an
+// all-reduce, ranks that finish a reduce and leave before its root, and strangers knocking on
+// the rendezvous port while real ranks meet.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -128,6 +130,41 @@ TEST(Strangers, RefusedWhileTheCommunicatorForms) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the strangers could not connect";
   expectAllOk(results);
 }
+
+// Ranks whose part of a reduce is done may return and destroy their communicator while the
+// root still waits for a late rank: the root still gets the right sum. Both the direct path
+// (small counts, data in slots) and the staged one (large counts) are run.
+class EarlyFinishers : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(EarlyFinishers, MayDestroyTheirCommunicatorBeforeTheRootIsDone) {
+  const size_t count = GetParam();
+  const int root = 3;
+  const int late = 2;
+  auto results = runProcesses(
+      4, {{"WEFT_TRANSPORT", "shm"}, {"WEFT_TIMEOUT", "20"}},
+      [&](int rank) {
+        weftComm_t comm = nullptr;
+        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
+        std::vector<int32_t> in(count);
+        for (size_t i = 0; i < count; ++i)
+          in[i] = static_cast<int32_t>(i % 1000) * (rank + 1);
+        std::vector<int32_t> out(count, -1);
+        if (rank == late) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        ASSERT_EQ(weftReduce(in.data(), out.data(), count, weftInt32, weftSum, root, comm, nullptr),
+                  weftSuccess)
+            << weftGetLastError(comm);
+        if (rank == root) {
+          // 1 + 2 + 3 + 4 times each rank's base value.
+          for (size_t i = 0; i < count; ++i)
+            ASSERT_EQ(out[i], static_cast<int32_t>(i % 1000) * 10) << "element " << i;
+        }
+        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+      },
+      60);
+  expectAllOk(results);
+}
+
+INSTANTIATE_TEST_SUITE_P(DirectAndStaged, EarlyFinishers, ::testing::Values(16, 1u << 20));
 
 }  // namespace
 }  // namespace weft::test

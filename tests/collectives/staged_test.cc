@@ -359,7 +359,8 @@ TEST(StagedErrors, WaitingNamesTheRankAndStage) {
   EXPECT_FALSE(ranks.ops[0].done());
   EXPECT_NE(ranks.ops[0].describeWait().find("rank 2"), std::string::npos)
       << ranks.ops[0].describeWait();
-  EXPECT_EQ(ranks.ops[0].pendingPeers(), (std::vector<int>{1, 2}));
+  // Only the rank it waits for is checked for liveness: rank 1 may finish and leave first.
+  EXPECT_EQ(ranks.ops[0].pendingPeers(), (std::vector<int>{2}));
   ranks.start(2, CollKind::kAllReduce, 50000, 0, in[2].data(), out[2].data(), sum);
   ASSERT_TRUE(ranks.finish().ok());
   EXPECT_EQ(out[1], std::vector<int32_t>(50000, 3));
