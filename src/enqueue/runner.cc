@@ -51,11 +51,24 @@ Status startNext(Active& a) {
   return okStatus();
 }
 
+// Whether the peers the work waits for are still there. A peer publishes what it sends before it
+// closes its links, so one that went since the last pass may have left just what the work waited
+// for: after one more pass, only a peer still waited for is a failure.
+Status checkPendingPeers(Active& a) {
+  Communicator& comm = *a.work->comm;
+  Progressable& op = *a.phase.runnable;
+  if (comm.checkPeers(op.pendingPeers()).ok()) return okStatus();
+  bool progressed = false;
+  WEFT_RETURN_IF_ERROR(op.progress(&progressed));
+  if (progressed) a.moved = true;
+  return comm.checkPeers(op.pendingPeers());
+}
+
 // Checks made only while idle: abort, dead peers, and the timeout.
 Status checkWhileIdle(Active& a) {
   Communicator& comm = *a.work->comm;
   if (comm.aborted()) return Status(weftInvalidUsage, "communicator was aborted");
-  WEFT_RETURN_IF_ERROR(comm.checkPeers(a.phase.runnable->pendingPeers()));
+  WEFT_RETURN_IF_ERROR(checkPendingPeers(a));
   const int64_t timeoutMs = comm.config().timeoutMs;
   const auto now = Clock::now();
   if (a.moved) {
