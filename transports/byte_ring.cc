@@ -47,6 +47,14 @@ void ByteRing::peek(const void** data, size_t* bytes) {
   *data = *bytes > 0 ? data_ + offset : nullptr;
 }
 
+bool ByteRing::peekUnlessEnded(const void** data, size_t* bytes) {
+  peek(data, bytes);
+  if (*bytes > 0 || !closed()) return true;
+  // The producer writes before it closes, but may have done both since the head was read.
+  peek(data, bytes);
+  return *bytes > 0;
+}
+
 void ByteRing::consume(size_t bytes) {
   uint64_t tail = control_->tail.load(std::memory_order_relaxed);
   control_->tail.store(tail + bytes, std::memory_order_release);

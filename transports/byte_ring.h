@@ -30,6 +30,8 @@ class ByteRing {
   size_t write(const void* data, size_t bytes);
   // Consumer side.
   void peek(const void** data, size_t* bytes);
+  // As peek, but false once the producer has closed the ring and nothing it wrote is left.
+  bool peekUnlessEnded(const void** data, size_t* bytes);
   void consume(size_t bytes);
 
   void close() { control_->closed.store(1, std::memory_order_release); }

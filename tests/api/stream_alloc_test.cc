@@ -110,9 +110,10 @@ TEST(StreamBatches, QueuedCallsAllocateNothingOnceWarm) {
     t.join();
   for (weftComm_t c : comms)
     EXPECT_EQ(weftCommDestroy(c), weftSuccess);
-  // The queue's own blocks come and go (one per couple of dozen entries); a batch per call, or
-  // the closure and shared state it used to need, would be several per call.
-  EXPECT_LT(after - before, kRanks * kCalls / 8)
+  // The queue's own blocks come and go (one per couple of dozen entries, more when the worker
+  // falls behind, as under a sanitizer on a loaded machine: 92 seen); a batch per call, or the
+  // closure and shared state it used to need, would be several per call.
+  EXPECT_LT(after - before, kRanks * kCalls / 2)
       << after - before << " allocations for " << kRanks * kCalls << " queued calls";
 }
 

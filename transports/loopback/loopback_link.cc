@@ -36,8 +36,7 @@ class LoopbackLink : public Link {
     return okStatus();
   }
   Status peek(const void** data, size_t* bytes) override {
-    in_.peek(data, bytes);
-    if (*bytes == 0 && in_.closed()) {
+    if (!in_.peekUnlessEnded(data, bytes)) {
       return Status(weftRemoteError, "loopback peer closed the link");
     }
     return okStatus();

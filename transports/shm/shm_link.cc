@@ -38,9 +38,8 @@ Status ShmLink::write(const void* data, size_t bytes, size_t* written) {
 }
 
 Status ShmLink::peek(const void** data, size_t* bytes) {
-  in_.peek(data, bytes);
   // What the peer wrote before closing is still delivered.
-  if (*bytes == 0 && in_.closed()) return closedError();
+  if (!in_.peekUnlessEnded(data, bytes)) return closedError();
   return okStatus();
 }
 

@@ -1,0 +1,54 @@
+// ByteRing's end of stream: bytes written before a close are delivered before the close shows.
+#include "transports/byte_ring.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace weft {
+namespace {
+
+struct Ring {
+  RingControl control;
+  std::vector<char> data = std::vector<char>(64);
+  ByteRing producer;
+  ByteRing consumer;
+  Ring() {
+    ByteRing::initialize(&control);
+    producer = ByteRing(&control, data.data(), data.size(), 16);
+    consumer = ByteRing(&control, data.data(), data.size(), 16);
+  }
+};
+
+std::string peekText(ByteRing& r, bool* open) {
+  const void* view = nullptr;
+  size_t bytes = 0;
+  *open = r.peekUnlessEnded(&view, &bytes);
+  return std::string(static_cast<const char*>(view), view == nullptr ? 0 : bytes);
+}
+
+TEST(ByteRing, WhatWasWrittenBeforeTheCloseIsDeliveredFirst) {
+  Ring r;
+  bool open = false;
+  EXPECT_EQ(peekText(r.consumer, &open), "");  // leaves the consumer's view of the head stale
+  EXPECT_TRUE(open);
+  ASSERT_EQ(r.producer.write("last words", 10), 10u);
+  r.producer.close();
+  EXPECT_EQ(peekText(r.consumer, &open), "last words");
+  EXPECT_TRUE(open);
+  r.consumer.consume(10);
+  EXPECT_EQ(peekText(r.consumer, &open), "");
+  EXPECT_FALSE(open) << "closed and drained is the end";
+}
+
+TEST(ByteRing, OpenAndEmptyIsNotTheEnd) {
+  Ring r;
+  bool open = false;
+  EXPECT_EQ(peekText(r.consumer, &open), "");
+  EXPECT_TRUE(open);
+}
+
+}  // namespace
+}  // namespace weft
