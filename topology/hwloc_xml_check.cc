@@ -75,10 +75,11 @@ Status checkHwlocXml(std::string_view text, const std::string& name,
       return missing(name, o, "a nodeset", "complete_nodeset");
     }
   }
+  if (notes == nullptr) return okStatus();
   // Only NVLinkBandwidth: the one matrix the importer reads.
   for (pugi::xpath_node x : doc.select_nodes("//distances2 | //distances2hetero")) {
     pugi::xml_node d = x.node();
-    if (!notes || std::string_view(d.attribute("name").value()) != "NVLinkBandwidth") continue;
+    if (std::string_view(d.attribute("name").value()) != "NVLinkBandwidth") continue;
     std::vector<std::string> gone = missingDistanceObjects(doc, d);
     if (gone.empty()) continue;
     std::string list;

@@ -5,9 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "tests/topology/fuzz/fuzz_targets.h"
 #include "tests/topology/fuzz/hwloc_leaks.h"
@@ -36,10 +34,7 @@ std::vector<std::string> corpus(const std::string& suffix, const std::string& pa
           name.find(part) == std::string::npos) {
         continue;
       }
-      std::ifstream in(e.path(), std::ios::binary);
-      std::stringstream s;
-      s << in.rdbuf();
-      out.push_back(s.str());
+      out.push_back(test::readFile(e.path().string()));
     }
   }
   return out;

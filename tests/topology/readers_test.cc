@@ -4,8 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "tests/topology/test_util.h"
 #include "topology/file_io.h"
@@ -306,10 +304,7 @@ TEST(Hwloc, SeedsLoadWithTrimmedModelsAndSpeedNotes) {
 TEST(Hwloc, RefusesWhatHwlocWouldCrashOn) {
   if (!hwlocAvailable()) GTEST_SKIP() << "built without hwloc: hwloc XML files cannot be loaded";
   std::string corpus = std::string(WEFT_TOPO_DATA_DIR) + "/../fuzz/corpus/";
-  std::ifstream in(corpus + "hwloc2_gpu_ib.xml");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string seed = buf.str();
+  const std::string seed = test::readFile(corpus + "hwloc2_gpu_ib.xml");
   auto replaced = [&](const std::string& from, const std::string& to) {
     std::string t = seed;
     size_t at = t.find(from);
