@@ -108,7 +108,8 @@ class GlooBackend : public Backend {
         gloo::alltoall(o);
         break;
       }
-      case Coll::kSendRecv:
+      case Coll::kSendRecv:  // refused by unsupportedOption
+      case Coll::kSend:
         break;
     }
   }

@@ -112,7 +112,8 @@ class Sweep {
 }  // namespace
 
 const char* unsupportedOption(const Options& o) {
-  if (o.coll == Coll::kSendRecv) return "sendrecv is not measured by the baselines";
+  if (o.coll == Coll::kSendRecv || o.coll == Coll::kSend)
+    return "send and sendrecv are not measured by the baselines";
   if (o.types.size() != 1 || o.types[0].type != weftFloat32) return "only -d float is measured";
   if (o.ops.size() != 1 || o.ops[0].op != weftSum) return "only -o sum is measured";
   if (o.root < 0) return "-r -1 (every root in turn) is not supported: give one root";

@@ -189,6 +189,8 @@ T expectedAt(const CheckSpec& s, int rank, const CollCounts& c, size_t i) {
           inputValue(s, static_cast<int>(i / cnt), static_cast<size_t>(rank) * cnt + i % cnt));
     case Coll::kSendRecv:
       return fromInt<T>(inputValue(s, (rank - 1 + s.nranks) % s.nranks, i));
+    case Coll::kSend:
+      return fromInt<T>(inputValue(s, rank - 1, i));
   }
   return T{};
 }
@@ -256,6 +258,7 @@ void fillPoison(weftDataType_t type, void* buf, size_t bytes) {
 
 size_t expectedCount(const CheckSpec& s, int rank, const CollCounts& c) {
   if (s.coll == Coll::kReduce && rank != s.root) return 0;
+  if (s.coll == Coll::kSend && sendRole(rank, s.nranks) != SendRole::kReceiver) return 0;
   return c.recvCount;
 }
 

@@ -19,6 +19,7 @@ constexpr CollName kNames[] = {
     {Coll::kReduce, "reduce", "reduce_perf"},
     {Coll::kAllToAll, "all_to_all", "alltoall_perf"},
     {Coll::kSendRecv, "sendrecv", "sendrecv_perf"},
+    {Coll::kSend, "send", "send_perf"},  // not an nccl-tests binary
 };
 
 }  // namespace
@@ -47,7 +48,7 @@ bool collHasRoot(Coll coll) {
 }
 
 bool collChecksInPlace(Coll coll) {
-  return coll != Coll::kAllToAll && coll != Coll::kSendRecv;
+  return coll != Coll::kAllToAll && coll != Coll::kSendRecv && coll != Coll::kSend;
 }
 
 bool collRunsInPlace(Coll coll) {
@@ -67,6 +68,11 @@ CollCounts collCounts(Coll coll, size_t count, int nranks) {
     default:
       return {count, count, count, 0, 0};
   }
+}
+
+SendRole sendRole(int rank, int nranks) {
+  if (rank % 2 == 1) return SendRole::kReceiver;
+  return rank + 1 < nranks ? SendRole::kSender : SendRole::kIdle;
 }
 
 size_t reportedBytes(const CollCounts& counts, size_t typeSize) {

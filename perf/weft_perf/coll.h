@@ -15,8 +15,14 @@ enum class Coll {
   kBroadcast,
   kReduce,
   kAllToAll,
-  kSendRecv
+  kSendRecv,
+  kSend  // ranks pair up, 0 -> 1, 2 -> 3, ...: one direction only, as OSU's osu_bw
 };
+
+// What a rank does in `send`: send to partner, receive from it, or (the last of an odd count)
+// nothing.
+enum class SendRole { kSender, kReceiver, kIdle };
+SendRole sendRole(int rank, int nranks);
 
 // "all_reduce", or the nccl-tests binary name "all_reduce_perf" (also "alltoall").
 std::optional<Coll> collFromName(std::string_view name);
@@ -24,7 +30,8 @@ const char* collName(Coll coll);
 
 bool collHasOp(Coll coll);    // takes a reduction operation
 bool collHasRoot(Coll coll);  // takes a root rank
-// nccl-tests does not validate in-place all_to_all and sendrecv: it reports N/A there.
+// nccl-tests does not validate in-place all_to_all and sendrecv: it reports N/A there (nor
+// does weft-perf for send).
 bool collChecksInPlace(Coll coll);
 // weftAllToAll rejects overlapping buffers (as MPI_Alltoall does without MPI_IN_PLACE), so
 // in-place all_to_all is not run at all and all its in-place columns read N/A.

@@ -13,7 +13,7 @@ constexpr const char* kDescription =
     "weft-perf: measures one collective over a range of sizes, as nccl-tests does, and checks\n"
     "the results. Ranks come from weftCommInitFromEnv: run it under weft-run, mpirun or srun.\n\n"
     "usage: weft-perf COLLECTIVE [flags]   (all_reduce all_gather reduce_scatter broadcast\n"
-    "                                       reduce all_to_all sendrecv, or *_perf)";
+    "                                       reduce all_to_all sendrecv send, or *_perf)";
 
 std::string baseName(const char* path) {
   std::string_view p(path ? path : "");

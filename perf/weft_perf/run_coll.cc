@@ -40,6 +40,18 @@ weftResult_t runSendRecv(const CollCall& c) {
   return ended;
 }
 
+weftResult_t runSend(const CollCall& c) {
+  switch (sendRole(c.rank, c.nranks)) {
+    case SendRole::kSender:
+      return weftSend(c.send, c.count, c.type, c.rank + 1, c.comm, c.stream);
+    case SendRole::kReceiver:
+      return weftRecv(c.recv, c.count, c.type, c.rank - 1, c.comm, c.stream);
+    case SendRole::kIdle:
+      break;
+  }
+  return weftSuccess;
+}
+
 weftResult_t runColl(Coll coll, const CollCall& c) {
   switch (coll) {
     case Coll::kAllReduce:
@@ -56,6 +68,8 @@ weftResult_t runColl(Coll coll, const CollCall& c) {
       return runAllToAll(c);
     case Coll::kSendRecv:
       return runSendRecv(c);
+    case Coll::kSend:
+      return runSend(c);
   }
   return weftInvalidArgument;
 }

@@ -29,6 +29,7 @@ weftResult_t runReduce(const CollCall& c);
 weftResult_t runAllToAll(const CollCall& c);
 // Rank r sends to r+1 and receives from r-1 (mod nranks), in one group.
 weftResult_t runSendRecv(const CollCall& c);
+weftResult_t runSend(const CollCall& c);
 
 weftResult_t runColl(Coll coll, const CollCall& c);
 

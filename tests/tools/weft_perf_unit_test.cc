@@ -145,6 +145,8 @@ TEST(WeftPerfOptions, CollectiveNames) {
       {"alltoall", Coll::kAllToAll},
       {"sendrecv", Coll::kSendRecv},
       {"sendrecv_perf", Coll::kSendRecv},
+      {"send", Coll::kSend},
+      {"send_perf", Coll::kSend},
   };
   for (const auto& [name, coll] : names) {
     EXPECT_EQ(options({name}).coll, coll) << name;
@@ -248,6 +250,7 @@ TEST(WeftPerfColl, CountsFollowNcclTests) {
   expect(Coll::kBroadcast, 10, 4, {10, 10, 10, 0, 0});
   expect(Coll::kReduce, 10, 4, {10, 10, 10, 0, 0});
   expect(Coll::kSendRecv, 10, 4, {10, 10, 10, 0, 0});
+  expect(Coll::kSend, 10, 4, {10, 10, 10, 0, 0});
   expect(Coll::kAllGather, 10, 4, {2, 8, 2, 2, 0});
   expect(Coll::kReduceScatter, 10, 4, {8, 2, 2, 0, 2});
   expect(Coll::kAllToAll, 10, 4, {8, 8, 2, 0, 0});
@@ -267,6 +270,7 @@ TEST(WeftPerfColl, BusBandwidthFactors) {
   EXPECT_DOUBLE_EQ(busBwFactor(Coll::kBroadcast, 8), 1.0);
   EXPECT_DOUBLE_EQ(busBwFactor(Coll::kReduce, 8), 1.0);
   EXPECT_DOUBLE_EQ(busBwFactor(Coll::kSendRecv, 8), 1.0);
+  EXPECT_DOUBLE_EQ(busBwFactor(Coll::kSend, 2), 1.0);
 }
 
 TEST(WeftPerfColl, Bandwidth) {
@@ -287,11 +291,22 @@ TEST(WeftPerfColl, Bandwidth) {
   EXPECT_EQ(bandwidth(Coll::kAllReduce, 0, 4, 1e-6, 2).algBw, 0.0);
 }
 
+TEST(WeftPerfColl, SendPairsRanksAndLeavesTheLastOfAnOddCountIdle) {
+  EXPECT_EQ(sendRole(0, 1), SendRole::kIdle);
+  EXPECT_EQ(sendRole(0, 2), SendRole::kSender);
+  EXPECT_EQ(sendRole(1, 2), SendRole::kReceiver);
+  EXPECT_EQ(sendRole(2, 3), SendRole::kIdle);
+  EXPECT_EQ(sendRole(2, 4), SendRole::kSender);
+  EXPECT_EQ(sendRole(3, 4), SendRole::kReceiver);
+}
+
 TEST(WeftPerfColl, InPlaceRules) {
   EXPECT_TRUE(collChecksInPlace(Coll::kAllReduce));
   EXPECT_FALSE(collChecksInPlace(Coll::kAllToAll));
   EXPECT_FALSE(collChecksInPlace(Coll::kSendRecv));
   EXPECT_TRUE(collRunsInPlace(Coll::kSendRecv));
+  EXPECT_FALSE(collChecksInPlace(Coll::kSend));
+  EXPECT_TRUE(collRunsInPlace(Coll::kSend));
   EXPECT_FALSE(collRunsInPlace(Coll::kAllToAll));
   EXPECT_TRUE(collHasOp(Coll::kReduceScatter));
   EXPECT_FALSE(collHasOp(Coll::kAllGather));
@@ -526,6 +541,9 @@ std::vector<Bytes> simulate(const CheckSpec& s, const CollCounts& c,
       case Coll::kSendRecv:
         copy(me, 0, (me - 1 + n) % n, 0, c.recvCount);
         break;
+      case Coll::kSend:
+        if (sendRole(me, n) == SendRole::kReceiver) copy(me, 0, me - 1, 0, c.recvCount);
+        break;
     }
   }
   return out;
@@ -555,7 +573,8 @@ std::vector<Scenario> scenarios() {
       out.push_back({c, op.op});
     }
   }
-  for (Coll c : {Coll::kBroadcast, Coll::kAllGather, Coll::kAllToAll, Coll::kSendRecv}) {
+  for (Coll c :
+       {Coll::kBroadcast, Coll::kAllGather, Coll::kAllToAll, Coll::kSendRecv, Coll::kSend}) {
     out.push_back({c, weftSum});
   }
   return out;
@@ -579,6 +598,10 @@ TEST(WeftPerfCheck, CorrectResultsPassAndCorruptionIsCounted) {
           // One corrupted element of the last rank that checks anything: a flipped bit in
           // its top byte (an exponent bit for floating point) is far outside any tolerance.
           int victim = sc.coll == Coll::kReduce ? s.root : n - 1;
+          if (sc.coll == Coll::kSend) {
+            victim = n % 2 == 0 ? n - 1 : n - 2;  // the last receiver
+            if (victim < 0) continue;             // one rank: nothing is received
+          }
           size_t at = c.recvCount / 2 * t.size + t.size - 1;
           outputs[victim][at] ^= 0x40;
           EXPECT_EQ(checkAll(s, c, outputs), 1) << what;
