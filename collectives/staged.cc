@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "collectives/stream_copy.h"
+
 namespace weft {
 namespace {
 
@@ -51,8 +53,9 @@ bool StagedOp::combines() const {
 }
 
 void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
-                     size_t elemSize, ReduceFn reduce, uint64_t signature) {
+                     size_t elemSize, ReduceFn reduce, uint64_t signature, size_t streamBytes) {
   begin(group, args, send, recv, elemSize, reduce, signature);
+  streamOut_ = recvBufferCount(args) * elemSize >= streamBytes;
   state_ = State::kWaitSlot;
   peersChecked_ = false;
   const size_t chunkBytes = chunkBytesOf(*group);
@@ -152,6 +155,14 @@ void StagedOp::combine(size_t i) {
     reduce_(acc, acc, stagingOf((me + k) % n, i) + at, count);
 }
 
+void StagedOp::copyOut(char* to, const char* from, size_t bytes) const {
+  if (streamOut_) {
+    streamCopy(to, from, bytes);
+  } else {
+    memcpy(to, from, bytes);
+  }
+}
+
 void StagedOp::drain(size_t i) {
   const int n = group_->nranks();
   const int me = group_->rank();
@@ -165,19 +176,19 @@ void StagedOp::drain(size_t i) {
       for (int r = 0; r < n; ++r) {
         auto [first, part] = sliceOf(count, elemSize_, n, r);
         if (part == 0) continue;
-        memcpy(recv_ + offset + first * elemSize_, stagingOf(r, i) + first * elemSize_,
-               part * elemSize_);
+        copyOut(recv_ + offset + first * elemSize_, stagingOf(r, i) + first * elemSize_,
+                part * elemSize_);
       }
       return;
     case CollKind::kBroadcast:
       if (me != args_.root || recv_ != send_)
-        memcpy(recv_ + offset, stagingOf(args_.root, i), bytes);
+        copyOut(recv_ + offset, stagingOf(args_.root, i), bytes);
       return;
     case CollKind::kAllGather: {
       const size_t blockBytes = args_.count * elemSize_;
       for (int r = 0; r < n; ++r) {
         char* to = recv_ + static_cast<size_t>(r) * blockBytes + offset;
-        if (r != me || to != send_ + offset) memcpy(to, stagingOf(r, i), bytes);
+        if (r != me || to != send_ + offset) copyOut(to, stagingOf(r, i), bytes);
       }
       return;
     }
@@ -199,7 +210,7 @@ void StagedOp::drain(size_t i) {
         char* to = recv_ + static_cast<size_t>(r) * blockBytes + offset;
         const char* from = r == me ? send_ + static_cast<size_t>(me) * blockBytes + offset
                                    : stagingOf(r, i) + mine;
-        memcpy(to, from, bytes);
+        copyOut(to, from, bytes);
       }
       return;
     }

@@ -39,9 +39,10 @@ class StagedOp : public GroupOp {
   // Whether this collective can go staged: its kind has a staged form and the staging areas
   // hold a cache line per rank. Depends only on values every rank shares.
   static bool fits(const DirectGroup& group, const CollArgs& args);
-  // As DirectOp::start; fits() must hold.
+  // As DirectOp::start; fits() must hold. An output (per rank) of streamBytes or more is written
+  // with non-temporal stores (collectives/stream_copy.h): it would not stay in cache anyway.
   void start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
-             size_t elemSize, ReduceFn reduce, uint64_t signature);
+             size_t elemSize, ReduceFn reduce, uint64_t signature, size_t streamBytes);
 
   Status progress(bool* progressed) override;
   bool done() const override { return state_ == State::kDone; }
@@ -72,9 +73,11 @@ class StagedOp : public GroupOp {
   void stage(size_t i);
   void combine(size_t i);
   void drain(size_t i);
+  void copyOut(char* to, const char* from, size_t bytes) const;
 
   State state_ = State::kDone;
   bool peersChecked_ = false;
+  bool streamOut_ = false;
 
   uint64_t base_ = 0;           // the communicator's count of chunks before this operation's
   size_t chunks_ = 0;           // this operation's chunks

@@ -16,6 +16,7 @@ Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
   c.shmSlotBytes = e.shmSlotBytes;
   c.shmStagingBytes = e.shmStagingBytes;
   c.directBytes = e.directBytes;
+  c.shmStreamBytes = e.shmStreamBytes;
   c.chunkBytes = e.chunkBytes;
   c.algo = e.algo;
   c.hierarchy = e.hierarchy;

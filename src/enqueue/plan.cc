@@ -157,7 +157,7 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
     }
     if (StagedOp::fits(*group, a)) {
       comm.stagedOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce,
-                            signatureOf(op) ^ kStagedMark);
+                            signatureOf(op) ^ kStagedMark, comm.config().shmStreamBytes);
       out->runnable = &comm.stagedOp();
       out->label.path = PhaseLabel::Path::kStaged;
       return okStatus();

@@ -34,9 +34,11 @@ int32_t sumAt(int n, size_t i) {
   return static_cast<int32_t>(s);
 }
 
-// n ranks' shared memory on the heap, and one staged operation per rank.
+// n ranks' shared memory on the heap, and one staged operation per rank. Outputs of streamBytes
+// or more are written with streaming stores.
 struct Ranks {
-  Ranks(int n, size_t stagingBytes) : controls(n), staging(n), areas(n), ops(n) {
+  Ranks(int n, size_t stagingBytes, size_t streamBytes = SIZE_MAX)
+      : streamBytes(streamBytes), controls(n), staging(n), areas(n), ops(n) {
     std::vector<const SlotArea*> pointers;
     for (int r = 0; r < n; ++r) {
       controls[r] = std::make_unique<SlotControl>();
@@ -60,7 +62,7 @@ struct Ranks {
     a.root = root;
     a.rank = r;
     a.nranks = n();
-    ops[r].start(groups[r].get(), a, send, recv, sizeof(int32_t), reduce, signature);
+    ops[r].start(groups[r].get(), a, send, recv, sizeof(int32_t), reduce, signature, streamBytes);
   }
 
   // Progresses every rank, from the last one backwards so that no rank is always first,
@@ -78,6 +80,7 @@ struct Ranks {
     return Status(weftInternalError, "stuck: " + ops[0].describeWait());
   }
 
+  size_t streamBytes;
   std::vector<std::unique_ptr<SlotControl>> controls;
   std::vector<std::vector<char>> staging;
   std::vector<SlotArea> areas;
@@ -252,8 +255,8 @@ INSTANTIATE_TEST_SUITE_P(All, StagedOutOfPlace, ::testing::ValuesIn(outOfPlace()
 
 // Operations of every kind, one after another on the same ranks, with sizes that leave the
 // chunk counters at odd places between them.
-void runMixedSequence(int n, size_t count, size_t stagingBytes) {
-  Ranks ranks(n, stagingBytes);
+void runMixedSequence(int n, size_t count, size_t stagingBytes, size_t streamBytes = SIZE_MAX) {
+  Ranks ranks(n, stagingBytes, streamBytes);
   ReduceFn sum = reduceFunction(weftInt32, weftSum);
   const size_t total = count * static_cast<size_t>(n);
   for (CollKind kind : {CollKind::kAllGather, CollKind::kAllReduce, CollKind::kAllToAll,
@@ -299,6 +302,17 @@ TEST(StagedSequence, MixedKinds) {
   }
 }
 
+// The same with every output written by streaming stores (an output's size decides; 0 is
+// every size), at counts whose pieces start and end off the stores' 32-byte alignment.
+TEST(StagedSequence, MixedKindsStreaming) {
+  for (int n : {1, 2, 3, 5, 9}) {
+    SCOPED_TRACE("ranks " + std::to_string(n));
+    for (size_t count : {size_t{1}, size_t{7}, size_t{1001}, size_t{70001}})
+      runMixedSequence(n, count, 8 * 64 * static_cast<size_t>(n), 0);
+    runMixedSequence(n, 300007, size_t{2} << 20, 0);
+  }
+}
+
 // Floats reduced in different orders differ in their last bits; each sub-slice is reduced by one
 // rank only, so every rank gets the same bits.
 TEST(StagedFloats, EveryRankGetsTheSameBits) {
@@ -318,7 +332,7 @@ TEST(StagedFloats, EveryRankGetsTheSameBits) {
     a.rank = r;
     a.nranks = n;
     ranks.ops[r].start(ranks.groups[r].get(), a, in[r].data(), out[r].data(), sizeof(float),
-                       reduceFunction(weftFloat32, weftSum), 1);
+                       reduceFunction(weftFloat32, weftSum), 1, SIZE_MAX);
   }
   ASSERT_TRUE(ranks.finish().ok());
   for (int r = 1; r < n; ++r)
