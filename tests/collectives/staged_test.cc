@@ -303,7 +303,7 @@ TEST(StagedSequence, MixedKinds) {
 }
 
 // The same with every output written by streaming stores (an output's size decides; 0 is
-// every size), at counts whose pieces start and end off the stores' 32-byte alignment.
+// every size), at counts whose pieces start and end off the stores' 16-byte alignment.
 TEST(StagedSequence, MixedKindsStreaming) {
   for (int n : {1, 2, 3, 5, 9}) {
     SCOPED_TRACE("ranks " + std::to_string(n));
