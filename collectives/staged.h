@@ -39,8 +39,9 @@ class StagedOp : public GroupOp {
   // Whether this collective can go staged: its kind has a staged form and the staging areas
   // hold a cache line per rank. Depends only on values every rank shares.
   static bool fits(const DirectGroup& group, const CollArgs& args);
-  // As DirectOp::start; fits() must hold. An output (per rank) of streamBytes or more is written
-  // with non-temporal stores (collectives/stream_copy.h): it would not stay in cache anyway.
+  // As DirectOp::start; fits() must hold. When a rank's output is streamBytes or more, the drain
+  // copies it out with non-temporal stores (collectives/stream_copy.h): it would not stay in cache
+  // anyway. reduce_scatter's drain reduces into the output and stores as usual.
   void start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
              size_t elemSize, ReduceFn reduce, uint64_t signature, size_t streamBytes);
 

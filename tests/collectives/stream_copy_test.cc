@@ -28,7 +28,7 @@ void check(size_t srcOff, size_t dstOff, size_t bytes) {
   }
 }
 
-TEST(StreamCopy, EveryAlignmentAndLength) {
+TEST(StreamCopy, AlignmentsAndLengths) {
   for (size_t srcOff = 0; srcOff < 64; srcOff += 5) {
     for (size_t dstOff = 0; dstOff < 64; ++dstOff) {
       for (size_t bytes : {0, 1, 15, 16, 17, 63, 64, 65, 79, 80, 81, 127, 128, 129, 1000})
