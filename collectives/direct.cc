@@ -99,27 +99,20 @@ void GroupOp::begin(DirectGroup* group, const CollArgs& args, const void* send, 
   sequence_ = group->nextSequence();
   signature_ = signature;
   waitingFor_ = -1;
+  pendingIo_.reserve(static_cast<size_t>(group->nranks()));  // no allocation in a blocked wait
 }
 
 // Only the peer this operation waits for: a peer that has published all this rank reads from
 // it may finish, destroy its communicator and close its links, and that is no failure.
 std::vector<int> GroupOp::pendingPeers() const {
   std::vector<int> out;
-  if (done()) return out;
-  if (waitingFor_ >= 0 && waitingFor_ < group_->nranks() && waitingFor_ != group_->rank()) {
-    out.push_back(waitingFor_);
-    return out;
-  }
-  for (int r = 0; r < group_->nranks(); ++r) {
-    if (r != group_->rank()) out.push_back(r);
-  }
+  forEachPendingPeer([&](int r) { out.push_back(r); });
   return out;
 }
 
 const std::vector<std::pair<int, bool>>& GroupOp::pendingIo() {
   pendingIo_.clear();
-  for (int r : pendingPeers())
-    pendingIo_.emplace_back(r, true);
+  forEachPendingPeer([&](int r) { pendingIo_.emplace_back(r, true); });
   return pendingIo_;
 }
 

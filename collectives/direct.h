@@ -96,6 +96,20 @@ class GroupOp : public Progressable {
   int waitingFor_ = -1;  // the peer last found not ready
 
  private:
+  // The peer waited for, or every peer while none is known; nobody once done. A template, so
+  // that pendingIo(), which a blocked runner calls on every wait, allocates nothing.
+  template <typename F>
+  void forEachPendingPeer(F&& f) const {
+    if (done()) return;
+    if (waitingFor_ >= 0 && waitingFor_ < group_->nranks() && waitingFor_ != group_->rank()) {
+      f(waitingFor_);
+      return;
+    }
+    for (int r = 0; r < group_->nranks(); ++r) {
+      if (r != group_->rank()) f(r);
+    }
+  }
+
   std::vector<std::pair<int, bool>> pendingIo_;
 };
 

@@ -87,6 +87,7 @@ Status Executor::start(const Schedule& schedule, std::vector<BufferView> buffers
       peers_.back().channel = channels[s.peer];
     }
   }
+  pendingIo_.reserve(2 * peers_.size());  // a send and a receive each; filled in blocked waits
   std::vector<Footprint> footprints;
   footprints.reserve(steps_.size());
   for (uint32_t i = 0; i < steps_.size(); ++i) {

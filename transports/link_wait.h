@@ -19,9 +19,11 @@ class LinkWait {
   // before the wait is not slept through; it returns whether anything moved, and then the wait
   // is skipped. Returns what recheck() returned, or false if it was not needed.
   bool wait(const std::vector<std::pair<Link*, bool>>& io, const std::function<bool()>& recheck);
+  // Room for waits on up to `links` links without allocating.
+  void reserve(size_t links) { fds_.reserve(links); }
 
  private:
-  std::vector<pollfd> fds_;  // reused, so a wait allocates nothing once warm
+  std::vector<pollfd> fds_;
 };
 
 }  // namespace weft

@@ -84,6 +84,23 @@ Status checkWhileIdle(Active& a) {
   return okStatus();
 }
 
+// What a blocked runner waits with. Per thread and reused, as runWorks's pool is, and made room
+// for before any wait, so that how long a call waits does not decide whether it allocates.
+struct WaitState {
+  std::vector<std::pair<Link*, bool>> io;
+  LinkWait links;
+
+  void reserve(size_t n) {
+    io.reserve(n);
+    links.reserve(n);
+  }
+};
+
+WaitState& threadWaitState() {
+  thread_local WaitState state;
+  return state;
+}
+
 // Drives the works: progress passes while anything moves, then a short spin, a few yields,
 // and then a real wait: on the doorbell of a communicator whose peers are all on this host, on
 // the sockets of tcp peers, or a short sleep.
@@ -91,6 +108,10 @@ class Runner {
  public:
   Runner(Active* active, size_t n) : active_(active, n) {
     oversubscribed_ = n > 0 && active[0].work->comm->oversubscribed();
+    size_t links = 0;  // a send and a receive per peer at most
+    for (const Active& a : active_)
+      links += 2 * static_cast<size_t>(a.work->comm->nranks());
+    waitState_.reserve(links);
   }
 
   Status run() {
@@ -158,14 +179,15 @@ class Runner {
 
   // Waits for something to happen; true if a pass made progress meanwhile.
   bool block() {
-    io_.clear();
+    std::vector<std::pair<Link*, bool>>& io = waitState_.io;
+    io.clear();
     for (Active& a : active_) {
       if (a.finished || !a.running) continue;
       Communicator& comm = *a.work->comm;
       for (const auto& [peer, forRead] : a.phase.runnable->pendingIo())
-        io_.emplace_back(comm.link(peer), forRead);
+        io.emplace_back(comm.link(peer), forRead);
     }
-    return wait_.wait(io_, [this] { return pass(); });
+    return waitState_.links.wait(io, [this] { return pass(); });
   }
 
   void checkIdle() {
@@ -187,8 +209,7 @@ class Runner {
   }
 
   std::span<Active> active_;
-  std::vector<std::pair<Link*, bool>> io_;
-  LinkWait wait_;
+  WaitState& waitState_ = threadWaitState();
   bool oversubscribed_ = false;
   bool anyLeft_ = true;
   Status first_;

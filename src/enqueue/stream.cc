@@ -23,7 +23,7 @@ weftStream::Batch weftStream::takeBatch() {
 void weftStream::enqueue(Batch batch) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.push_back(std::move(batch));
+    queue_.push(std::move(batch));
     ++pending_;
   }
   changed_.notify_all();
@@ -51,8 +51,7 @@ void weftStream::work() {
       std::unique_lock<std::mutex> lock(mutex_);
       changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;
-      batch = std::move(queue_.front());
-      queue_.pop_front();
+      batch = queue_.pop();
     }
     weft::Status s = weft::runWorks(batch);
     bool drained = false;

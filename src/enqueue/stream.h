@@ -3,11 +3,11 @@
 #pragma once
 
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "src/base/ring_queue.h"
 #include "src/base/status.h"
 #include "src/enqueue/runner.h"
 
@@ -32,9 +32,9 @@ struct weftStream {
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<Batch> queue_;
-  std::vector<Batch> spare_;  // run batches, for takeBatch()
-  size_t pending_ = 0;        // queued plus running
+  weft::RingQueue<Batch> queue_;  // keeps its room, as spare_ keeps the batches
+  std::vector<Batch> spare_;      // run batches, for takeBatch()
+  size_t pending_ = 0;            // queued plus running
   bool stopping_ = false;
   weft::Status firstError_;
   std::thread worker_;

@@ -1,12 +1,14 @@
 // The base layer and the bootstrap's pure parts: byte sizes, addresses, interface selection,
-// launcher environments, unique ids, the waiting primitives and statuses.
+// launcher environments, unique ids, the waiting primitives, statuses and the ring queue.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <string>
 
 #include "src/base/env.h"
+#include "src/base/ring_queue.h"
 #include "src/base/socket.h"
 #include "src/base/wait.h"
 #include "src/bootstrap/launch_env.h"
@@ -227,6 +229,46 @@ TEST(Status, CopiesMovesAndAddsContext) {
   EXPECT_EQ(copy.message(), wrapped.message());
   copy = ok;
   EXPECT_TRUE(copy.ok());
+}
+
+TEST(RingQueue, FirstInFirstOutAcrossWrapsAndGrowth) {
+  // Pushes and pops in uneven steps, so the front wraps and the array grows with items on both
+  // sides of the wrap; std::deque is the reference.
+  RingQueue<std::string> ring;
+  std::deque<std::string> reference;
+  int next = 0;
+  for (int step = 0; step < 200; ++step) {
+    for (int i = 0; i < step % 7; ++i) {
+      ring.push(std::to_string(next));
+      reference.push_back(std::to_string(next++));
+    }
+    for (int i = 0; i < step % 5 && !reference.empty(); ++i) {
+      ASSERT_EQ(ring.pop(), reference.front());
+      reference.pop_front();
+    }
+    ASSERT_EQ(ring.size(), reference.size());
+    ASSERT_EQ(ring.empty(), reference.empty());
+  }
+  while (!reference.empty()) {
+    ASSERT_EQ(ring.pop(), reference.front());
+    reference.pop_front();
+  }
+  EXPECT_TRUE(ring.empty());
+}
+
+TEST(RingQueue, KeepsItsRoom) {
+  RingQueue<int> ring;
+  for (int i = 0; i < 100; ++i)
+    ring.push(i);
+  const size_t room = ring.capacity();
+  EXPECT_GE(room, 100u);
+  for (int round = 0; round < 50; ++round) {
+    for (int i = 0; i < 37; ++i)
+      EXPECT_EQ(ring.pop(), (round * 37 + i) % 100) << round;
+    for (int i = 0; i < 37; ++i)
+      ring.push((round * 37 + 100 + i) % 100);
+    EXPECT_EQ(ring.capacity(), room);
+  }
 }
 
 }  // namespace
