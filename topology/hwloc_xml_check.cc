@@ -2,6 +2,8 @@
 
 #include <pugixml.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -49,10 +51,75 @@ std::vector<std::string> missingDistanceObjects(const pugi::xml_document& doc,
   return missing;
 }
 
+bool forbiddenInXml(unsigned long c) {
+  return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || (c >= 0xD800 && c <= 0xDFFF) ||
+         c == 0xFFFE || c == 0xFFFF || c > 0x10FFFF;
+}
+
+// The code point of the character reference that starts at text[at] ("&#16;", "&#x10;"), or -1
+// when none does. Large ones read as 0x110000, past the last code point.
+long characterReference(std::string_view text, size_t at) {
+  if (text.compare(at, 2, "&#") != 0) return -1;
+  size_t i = at + 2;
+  const int base = i < text.size() && text[i] == 'x' ? 16 : 10;
+  if (base == 16) ++i;
+  const size_t first = i;
+  long code = 0;
+  for (; i < text.size(); ++i) {
+    const int c = static_cast<unsigned char>(text[i]);
+    const int digit = std::isdigit(c)                  ? c - '0'
+                      : base == 16 && std::isxdigit(c) ? std::tolower(c) - 'a' + 10
+                                                       : -1;
+    if (digit < 0) break;
+    code = std::min(code * base + digit, 0x110000L);
+  }
+  return i > first && i < text.size() && text[i] == ';' ? code : -1;
+}
+
+// XML 1.0 forbids most control characters, raw or as character references. pugixml reads them,
+// so the checks below would pass a file that hwloc's parser reads differently: one in the
+// Machine's complete_nodeset crashes hwloc 2.9 (found by the fuzzer).
+Status checkCharacters(std::string_view text, const std::string& name) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    long code = text[i] == '&' ? characterReference(text, i) : -1;
+    if (code < 0) code = static_cast<unsigned char>(text[i]);
+    if (forbiddenInXml(static_cast<unsigned long>(code))) {
+      return errorf(weftInvalidArgument,
+                    "%s: character U+%04lX at byte %zu is not allowed in XML (hwloc cannot load "
+                    "it)",
+                    name.c_str(), code, i);
+    }
+  }
+  return okStatus();
+}
+
+bool isBitmapAttribute(std::string_view name) {
+  auto endsWith = [&](std::string_view tail) {
+    return name.size() >= tail.size() && name.substr(name.size() - tail.size()) == tail;
+  };
+  return endsWith("cpuset") || endsWith("nodeset");
+}
+
+// hwloc 2.9's bitmap parser counts the commas after the first character, so a value that starts
+// with one has a substring more than it counted, and it asserts.
+Status checkBitmaps(const pugi::xml_document& doc, const std::string& name) {
+  for (pugi::xpath_node x : doc.select_nodes("//*[@*]")) {
+    for (pugi::xml_attribute a : x.node().attributes()) {
+      if (!isBitmapAttribute(a.name()) || a.value()[0] != ',') continue;
+      return errorf(weftInvalidArgument,
+                    "%s: <%s> at byte %td has %s=\"%.40s\", a bitmap that starts with a comma "
+                    "(hwloc cannot load it)",
+                    name.c_str(), x.node().name(), x.node().offset_debug(), a.name(), a.value());
+    }
+  }
+  return okStatus();
+}
+
 }  // namespace
 
 Status checkHwlocXml(std::string_view text, const std::string& name,
                      std::vector<std::string>* notes) {
+  WEFT_RETURN_IF_ERROR(checkCharacters(text, name));
   pugi::xml_document doc;
   pugi::xml_parse_result parsed = doc.load_buffer(text.data(), text.size());
   if (!parsed) {
@@ -75,6 +142,7 @@ Status checkHwlocXml(std::string_view text, const std::string& name,
       return missing(name, o, "a nodeset", "complete_nodeset");
     }
   }
+  WEFT_RETURN_IF_ERROR(checkBitmaps(doc, name));
   if (notes == nullptr) return okStatus();
   // Only NVLinkBandwidth: the one matrix the importer reads.
   for (pugi::xpath_node x : doc.select_nodes("//distances2 | //distances2hetero")) {

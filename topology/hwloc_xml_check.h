@@ -11,8 +11,10 @@
 
 namespace weft::topo {
 
+// The text may hold no character that XML 1.0 forbids (control characters, raw or as references).
 // The root object must be the Machine (or hwloc 1.x's System), and an object with a cpuset or
-// nodeset must also have the complete_ one. Errors name the file, the object and its byte offset.
+// nodeset must also have the complete_ one, and no bitmap (cpuset, nodeset and their kin) may
+// start with a comma. Errors name the file, the object and its byte offset.
 // Objects that the NVLinkBandwidth distances name but the file lacks, which hwloc drops without a
 // word (and their NVLinks with them), are added to `notes` when given.
 Status checkHwlocXml(std::string_view text, const std::string& name,
