@@ -55,7 +55,8 @@ bool StagedOp::combines() const {
 void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
                      size_t elemSize, ReduceFn reduce, uint64_t signature, size_t streamBytes) {
   begin(group, args, send, recv, elemSize, reduce, signature);
-  streamOut_ = recvBufferCount(args) * elemSize >= streamBytes;
+  streamOut_ =
+      args.kind != CollKind::kReduceScatter && recvBufferCount(args) * elemSize >= streamBytes;
   state_ = State::kWaitSlot;
   peersChecked_ = false;
   const size_t chunkBytes = chunkBytesOf(*group);

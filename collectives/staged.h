@@ -45,6 +45,9 @@ class StagedOp : public GroupOp {
   void start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
              size_t elemSize, ReduceFn reduce, uint64_t signature, size_t streamBytes);
 
+  // Whether this call's drain copies its output out with non-temporal stores.
+  bool streamsOutput() const { return streamOut_; }
+
   Status progress(bool* progressed) override;
   bool done() const override { return state_ == State::kDone; }
   std::string describeWait() const override;

@@ -111,7 +111,7 @@ std::string PhaseLabel::describe() const {
                      count);
   }
   std::string how = path == Path::kDirect   ? "direct"
-                    : path == Path::kStaged ? "staged"
+                    : path == Path::kStaged ? (streamed ? "staged, streamed" : "staged")
                                             : algoName(algo);
   if (tiered) {
     how = strprintf("tiered %s/%s/%s",
@@ -160,6 +160,7 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
                             signatureOf(op) ^ kStagedMark, comm.config().shmStreamBytes);
       out->runnable = &comm.stagedOp();
       out->label.path = PhaseLabel::Path::kStaged;
+      out->label.streamed = comm.stagedOp().streamsOutput();
       return okStatus();
     }
   }

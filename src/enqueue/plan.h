@@ -32,12 +32,14 @@ struct PhaseLabel {
   // (collectives/staged.h).
   enum class Path { kAlgorithm, kDirect, kStaged };
   Path path = Path::kAlgorithm;
-  bool tiered = false;  // in tiers across hosts (collectives/placement.h)
+  bool streamed = false;  // a staged output copied out past the cache
+  bool tiered = false;    // in tiers across hosts (collectives/placement.h)
   TierAlgos tiers;
   Algo algo = Algo::kRing;
   uint64_t sequence = 0;
 
-  // "all_reduce #12 (4096 x float32 sum, ring)" or "send/recv group #13 (4 calls)".
+  // "all_reduce #12 (4096 x float32 sum, ring)", "... staged, streamed)" or
+  // "send/recv group #13 (4 calls)".
   std::string describe() const;
 };
 
