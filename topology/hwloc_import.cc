@@ -183,6 +183,13 @@ class Importer {
     const auto& down = hb->attr->bridge.downstream.pci;
     node.name =
         strprintf("%04x:[%02x-%02x]", down.domain, down.secondary_bus, down.subordinate_bus);
+    // Two host bridges cannot own the same buses; the name is the node's identity.
+    for (int other : sys_->nodesOf(NodeKind::kHostBridge)) {
+      if (badBusId_.ok() && sys_->nodes[other].name == node.name) {
+        badBusId_ = errorf(weftInvalidArgument, "%s: two host bridges own PCI buses %s",
+                           name_.c_str(), node.name.c_str());
+      }
+    }
     int id = sys_->addNode(std::move(node));
     sys_->attach(id, cpuFor(hb->parent), LinkKind::kPcie, kLocalBw);
     made_[hb] = id;

@@ -11,7 +11,8 @@
 
 namespace weft::topo {
 
-// The text may hold no character that XML 1.0 forbids (control characters, raw or as references).
+// The text may hold no character that XML 1.0 forbids (control characters, raw or as references)
+// and no '&' that starts no reference.
 // The root object must be the Machine (or hwloc 1.x's System), and an object with a cpuset or
 // nodeset must also have the complete_ one, and no bitmap (cpuset, nodeset and their kin) may
 // start with a comma. Errors name the file, the object and its byte offset.

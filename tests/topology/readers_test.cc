@@ -357,7 +357,13 @@ TEST(Hwloc, RefusesWhatHwlocWouldCrashOn) {
     ASSERT_FALSE(st.ok()) << bad;
     EXPECT_NE(st.message().find("is not allowed in XML"), std::string::npos) << st.message();
   }
-  EXPECT_TRUE(parseHwlocXml(replaced("value=\"", "value=\"&#x41;&#9;"), "ok.xml", &s).ok());
+  // So does an '&' that starts no reference (hwloc drops the attribute).
+  st = parseHwlocXml(replaced(machineNodes, "complete_nodeset=\"0&#0000003\" allowed"),
+                     "ampersand.xml", &s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("the '&' at byte "), std::string::npos) << st.message();
+  EXPECT_TRUE(
+      parseHwlocXml(replaced("value=\"", "value=\"&#x41;&#9;&amp;&lt;"), "ok.xml", &s).ok());
   // Bridge types hwloc does not know (its enum has 0 and 1): loaded or refused, never undefined
   // (the sanitizer build checks).
   st = parseHwlocXml(replaced("bridge_type=\"1-1\" depth=\"1\"", "bridge_type=\"7-1\" depth=\"1\""),
@@ -389,6 +395,12 @@ TEST(Hwloc, RefusesWhatHwlocWouldCrashOn) {
                      "twice.xml", &s);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("PCI bus id 0000:03:00.0 is used twice"), std::string::npos)
+      << st.message();
+  // Two host bridges that own the same buses would be one node twice over.
+  st = parseHwlocXml(replaced("bridge_pci=\"0000:[80-81]\"", "bridge_pci=\"0000:[00-03]\""),
+                     "hostbridges.xml", &s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("two host bridges own PCI buses 0000:[00-03]"), std::string::npos)
       << st.message();
 }
 
