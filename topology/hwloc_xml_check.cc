@@ -83,9 +83,9 @@ bool startsEntity(std::string_view text, size_t at) {
 }
 
 // XML 1.0 forbids most control characters, raw or as character references, and an '&' that starts
-// no reference. pugixml reads such text, so the checks below would pass a file that hwloc's parser
-// reads differently: it drops the attribute, and an object that lost its complete_nodeset crashes
-// hwloc 2.9 (found by the fuzzer).
+// no reference. pugixml reads such text quietly, while libxml2 (under hwloc's loader) reports it
+// and reads on with other values, so the checks below would pass what hwloc then loads: files the
+// fuzzer found this way crash hwloc 2.9.
 Status checkCharacters(std::string_view text, const std::string& name) {
   for (size_t i = 0; i < text.size(); ++i) {
     long code = static_cast<unsigned char>(text[i]);
