@@ -357,7 +357,7 @@ TEST(Hwloc, RefusesWhatHwlocWouldCrashOn) {
     ASSERT_FALSE(st.ok()) << bad;
     EXPECT_NE(st.message().find("is not allowed in XML"), std::string::npos) << st.message();
   }
-  // So does an '&' that starts no reference (hwloc drops the attribute).
+  // So does an '&' that starts no reference (libxml2 reports it and reads on with another value).
   st = parseHwlocXml(replaced(machineNodes, "complete_nodeset=\"0&#0000003\" allowed"),
                      "ampersand.xml", &s);
   ASSERT_FALSE(st.ok());
