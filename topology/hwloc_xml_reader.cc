@@ -9,6 +9,7 @@
 
 #include "topology/hwloc_import.h"
 #include "topology/hwloc_xml_check.h"
+#include "topology/hwloc_xml_load.h"
 #include "topology/locality.h"
 #endif
 
@@ -103,14 +104,9 @@ Status parseHwlocXml(std::string_view text, const std::string& name, System* out
   if (xml.size() > static_cast<size_t>(INT32_MAX)) {
     return errorf(weftInvalidArgument, "%s: too large for hwloc", name.c_str());
   }
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) return systemError("hwloc_topology_init", errno);
-  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-  hwloc_topology_set_type_filter(topo, HWLOC_OBJ_L3CACHE, HWLOC_TYPE_FILTER_KEEP_ALL);
-  // +1: hwloc wants the terminating NUL counted.
-  if (hwloc_topology_set_xmlbuffer(topo, xml.c_str(), static_cast<int>(xml.size()) + 1) != 0 ||
-      hwloc_topology_load(topo) != 0) {
-    hwloc_topology_destroy(topo);
+  WEFT_RETURN_IF_ERROR(checkHwlocSurvivesXml(xml, name));
+  hwloc_topology_t topo = loadHwlocXml(xml);
+  if (topo == nullptr) {
     return errorf(weftInvalidArgument,
                   "%s: hwloc (%s) could not load this XML topology (set HWLOC_XML_VERBOSE=1 for "
                   "hwloc's reasons)",

@@ -1,6 +1,8 @@
 // Reads hwloc XML (lstopo file.xml) through hwloc's own XML loader, so the file means what hwloc
 // says it means. Files written by hwloc 3 are rewritten to the 2.x format first when the hwloc
-// Weft was built with is older (their OS device types and top-level infos changed).
+// Weft was built with is older (their OS device types and top-level infos changed). hwloc sees
+// the text only after Weft's checks (hwloc_xml_check.h) and a trial load in a child process
+// (hwloc_xml_load.h), so a file that would crash hwloc gives an error instead.
 #pragma once
 
 #include <string>
