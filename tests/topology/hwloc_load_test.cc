@@ -10,7 +10,7 @@ namespace weft::topo {
 namespace {
 
 std::string seedText() {
-  return test::readFile(std::string(WEFT_TOPO_DATA_DIR) + "/../fuzz/corpus/hwloc2_gpu_ib.xml");
+  return test::readFile(test::corpusPath("hwloc2_gpu_ib.xml"));
 }
 
 TEST(HwlocLoad, ACrashInHwlocBecomesAnErrorNamingTheSignal) {

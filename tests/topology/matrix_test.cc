@@ -49,7 +49,7 @@ TEST(Matrix, ReproducesTheDgx1Matrix) {
 TEST(Matrix, ReproducesTheSeedMatrices) {
   for (const char* seed : {"nvsmi_spaces_node.txt", "nvsmi_nvswitch.txt"}) {
     SCOPED_TRACE(seed);
-    std::string path = std::string(WEFT_TOPO_DATA_DIR) + "/../fuzz/corpus/" + seed;
+    std::string path = test::corpusPath(seed);
     std::string original = test::readFile(path);
     MatrixTable want;
     ASSERT_TRUE(parseMatrixTable(original, path, &want).ok());

@@ -268,9 +268,8 @@ TEST(Hwloc, DowngradesVersion3Files) {
 // lose their padding; ports without a speed are noted as assumed.
 TEST(Hwloc, SeedsLoadWithTrimmedModelsAndSpeedNotes) {
   if (!hwlocAvailable()) GTEST_SKIP() << "built without hwloc";
-  std::string corpus = std::string(WEFT_TOPO_DATA_DIR) + "/../fuzz/corpus/";
   System s;
-  Status st = loadTopologyFile(corpus + "hwloc2_gpu_ib.xml", &s);
+  Status st = loadTopologyFile(test::corpusPath("hwloc2_gpu_ib.xml"), &s);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(s.count(NodeKind::kGpu), 2);
   EXPECT_EQ(s.count(NodeKind::kNic), 2);
@@ -287,7 +286,7 @@ TEST(Hwloc, SeedsLoadWithTrimmedModelsAndSpeedNotes) {
     return false;
   };
   EXPECT_TRUE(noted("hwloc XML gives no speed for 2 network port(s): 10 Gb/s (1.25 GB/s) assumed"));
-  st = loadTopologyFile(corpus + "hwloc3_usnic.xml", &s);
+  st = loadTopologyFile(test::corpusPath("hwloc3_usnic.xml"), &s);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(s.count(NodeKind::kGpu), 1);
   EXPECT_EQ(s.count(NodeKind::kNic), 1);  // the VF without an OS device is left out
@@ -303,8 +302,7 @@ TEST(Hwloc, SeedsLoadWithTrimmedModelsAndSpeedNotes) {
 // numbers hwloc keeps for enumerated attributes it does not know are read without harm.
 TEST(Hwloc, RefusesWhatHwlocWouldCrashOn) {
   if (!hwlocAvailable()) GTEST_SKIP() << "built without hwloc: hwloc XML files cannot be loaded";
-  std::string corpus = std::string(WEFT_TOPO_DATA_DIR) + "/../fuzz/corpus/";
-  const std::string seed = test::readFile(corpus + "hwloc2_gpu_ib.xml");
+  const std::string seed = test::readFile(test::corpusPath("hwloc2_gpu_ib.xml"));
   auto replaced = [&](const std::string& from, const std::string& to) {
     std::string t = seed;
     size_t at = t.find(from);

@@ -18,6 +18,10 @@ std::string dataPath(const std::string& name) {
   return std::string(WEFT_TOPO_DATA_DIR) + "/" + name;
 }
 
+std::string corpusPath(const std::string& name) {
+  return std::string(WEFT_TOPO_DATA_DIR) + "/../fuzz/corpus/" + name;
+}
+
 std::vector<std::string> dataFiles() {
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator(WEFT_TOPO_DATA_DIR)) {

@@ -9,6 +9,8 @@ namespace weft::topo::test {
 
 // tests/topology/data/<name>
 std::string dataPath(const std::string& name);
+// tests/topology/fuzz/corpus/<name>: the fuzzers' hand-written seeds
+std::string corpusPath(const std::string& name);
 // All topology files of the data folder (not SOURCES.md), sorted.
 std::vector<std::string> dataFiles();
 
