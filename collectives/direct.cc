@@ -19,9 +19,12 @@ DirectGroup::DirectGroup(int rank, std::vector<const SlotArea*> areas)
   seen_.assign(areas_.size(), 0);
   slotBytes_ = areas_.empty() ? 0 : areas_[0]->slotBytes;
   stagingBytes_ = areas_.empty() ? 0 : areas_[0]->stagingBytes;
+  // Each rank published whether it may read all the others before the communicator connected.
+  singleCopy_ = areas_.size() >= 2;
   for (const SlotArea* a : areas_) {
     slotBytes_ = std::min(slotBytes_, a->slotBytes);
     stagingBytes_ = std::min(stagingBytes_, a->stagingBytes);
+    singleCopy_ = singleCopy_ && a->control->readsPeers.load(std::memory_order_acquire) == 1;
   }
 }
 
@@ -52,7 +55,7 @@ Status DirectGroup::checkPosted(int r, uint64_t sequence, uint64_t signature, Co
   if (*posted && p.signature.load(std::memory_order_relaxed) != signature) {
     return errorf(weftInvalidUsage,
                   "rank %d called %s with other arguments than rank %d (count, type, operator "
-                  "or root differ, or WEFT_DIRECT_BYTES)",
+                  "or root differ, or WEFT_DIRECT_BYTES or WEFT_SHM_SINGLE_COPY_BYTES)",
                   r, collName(kind), rank_);
   }
   return okStatus();

@@ -34,6 +34,8 @@ class DirectGroup {
   const SlotArea& area(int r) const { return *areas_[r]; }
   // The smallest slot of all ranks: the same number on every rank.
   size_t slotBytes() const { return slotBytes_; }
+  // Whether every rank may read every other rank's memory (collectives/single_copy.h).
+  bool singleCopy() const { return singleCopy_; }
   uint64_t nextSequence() { return ++sequence_; }
   // Whether rank r has posted operation `sequence` (or a later one), remembering what was seen
   // so the shared flag is read again only when needed.
@@ -67,6 +69,7 @@ class DirectGroup {
   std::vector<const SlotArea*> areas_;
   size_t slotBytes_ = 0;
   size_t stagingBytes_ = 0;
+  bool singleCopy_ = false;
   uint64_t sequence_ = 0;
   uint64_t chunks_ = 0;
   std::vector<uint64_t> seen_;  // per rank, the latest operation seen posted

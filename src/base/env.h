@@ -28,6 +28,7 @@ struct EnvConfig {
   size_t shmStagingBytes = 2u << 20;  // WEFT_SHM_STAGING_BYTES: chunks of staged collectives
   size_t directBytes = 64u << 10;     // WEFT_DIRECT_BYTES: per-rank data of direct collectives
   size_t shmStreamBytes = 8u << 20;   // WEFT_SHM_STREAM_BYTES: outputs stored past the cache
+  size_t shmSingleCopyBytes = 0;      // WEFT_SHM_SINGLE_COPY_BYTES: 0 (off) or a per-peer size
   std::string hostId;                 // WEFT_HOSTID
   std::string topoFile;               // WEFT_TOPO_FILE: a topology file used instead of discovery
 

@@ -17,6 +17,7 @@
 #include "collectives/executor_cache.h"
 #include "collectives/placement.h"
 #include "collectives/schedule.h"
+#include "collectives/single_copy.h"
 #include "collectives/staged.h"
 #include "src/base/status.h"
 #include "src/bootstrap/bootstrap.h"
@@ -74,6 +75,7 @@ class Communicator {
   DirectGroup* direct() { return direct_.get(); }
   DirectOp& directOp() { return directOp_; }
   StagedOp& stagedOp() { return stagedOp_; }
+  SingleCopyOp& singleCopyOp() { return singleCopyOp_; }
 
   // Operations run in the order they were issued, whatever thread or stream runs them.
   uint64_t takeTicket() { return nextTicket_.fetch_add(1); }
@@ -124,6 +126,7 @@ class Communicator {
   std::unique_ptr<DirectGroup> direct_;
   DirectOp directOp_;
   StagedOp stagedOp_;
+  SingleCopyOp singleCopyOp_;
 
   std::atomic<State> state_{State::kInitializing};
   std::thread initThread_;

@@ -17,6 +17,7 @@ Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
   c.shmStagingBytes = e.shmStagingBytes;
   c.directBytes = e.directBytes;
   c.shmStreamBytes = e.shmStreamBytes;
+  c.shmSingleCopyBytes = e.shmSingleCopyBytes;
   c.chunkBytes = e.chunkBytes;
   c.algo = e.algo;
   c.hierarchy = e.hierarchy;

@@ -33,9 +33,11 @@ uint64_t signatureOf(const Op& op) {
   return h;
 }
 
-// Mixed into the signature of staged collectives, so a rank that stages never meets one that
-// posts slot data for the same call (their WEFT_DIRECT_BYTES differ).
+// Mixed into the signature of staged and single-copy collectives, so that ranks that took
+// different paths for the same call (their WEFT_DIRECT_BYTES or WEFT_SHM_SINGLE_COPY_BYTES
+// differ) find out instead of misreading each other's slots.
 constexpr uint64_t kStagedMark = 0x57a6ed0c0ffeull;
+constexpr uint64_t kSingleCopyMark = 0x5c0b1c0b1ull;
 
 // Whether a collective across hosts runs in tiers (reduce inside hosts, then among host
 // leaders, then broadcast inside hosts), priced tier by tier with the links each tier uses
@@ -110,9 +112,10 @@ std::string PhaseLabel::describe() const {
     return strprintf("send/recv group #%llu (%zu calls)", static_cast<unsigned long long>(sequence),
                      count);
   }
-  std::string how = path == Path::kDirect   ? "direct"
-                    : path == Path::kStaged ? (streamed ? "staged, streamed" : "staged")
-                                            : algoName(algo);
+  std::string how = path == Path::kDirect       ? "direct"
+                    : path == Path::kStaged     ? (streamed ? "staged, streamed" : "staged")
+                    : path == Path::kSingleCopy ? "single copy"
+                                                : algoName(algo);
   if (tiered) {
     how = strprintf("tiered %s/%s/%s",
                     kind == CollKind::kAllReduce ? algoName(tiers.intraReduce) : "-",
@@ -153,6 +156,13 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
       comm.directOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce, signatureOf(op));
       out->runnable = &comm.directOp();
       out->label.path = PhaseLabel::Path::kDirect;
+      return okStatus();
+    }
+    if (SingleCopyOp::fits(*group, a, es, comm.config().shmSingleCopyBytes)) {
+      comm.singleCopyOp().start(group, a, op.sendbuff, op.recvbuff, es,
+                                signatureOf(op) ^ kSingleCopyMark);
+      out->runnable = &comm.singleCopyOp();
+      out->label.path = PhaseLabel::Path::kSingleCopy;
       return okStatus();
     }
     if (StagedOp::fits(*group, a)) {

@@ -30,7 +30,7 @@ struct PhaseLabel {
   // How it runs: a schedule of the chosen algorithm over the links, straight through shared
   // slots (collectives/direct.h), or chunk by chunk through staging areas
   // (collectives/staged.h).
-  enum class Path { kAlgorithm, kDirect, kStaged };
+  enum class Path { kAlgorithm, kDirect, kStaged, kSingleCopy };
   Path path = Path::kAlgorithm;
   bool streamed = false;  // a staged output copied out past the cache
   bool tiered = false;    // in tiers across hosts (collectives/placement.h)

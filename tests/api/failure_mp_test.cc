@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <ostream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -23,18 +25,31 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-class KilledRank : public ::testing::TestWithParam<const char*> {};
+struct KilledCase {
+  const char* transport;
+  bool allToAll;  // large all-to-alls (single copy over shm, turned on) instead of all-reduces
+};
 
-// Rank 3 dies partway through a stream of large all-reduces. Every other rank must get an error
+void PrintTo(const KilledCase& c, std::ostream* os) {
+  *os << c.transport << (c.allToAll ? " all_to_all" : " all_reduce");
+}
+
+class KilledRank : public ::testing::TestWithParam<KilledCase> {};
+
+// Rank 3 dies partway through a stream of large collectives. Every other rank must get an error
 // well within the timeout (3 s here), and weftCommAbort must then free everything.
 TEST_P(KilledRank, PeersGetAnErrorWithinTheTimeout) {
   const int timeoutSec = 3;
+  const KilledCase c = GetParam();
   auto results = runProcesses(
-      4, {{"WEFT_TRANSPORT", GetParam()}, {"WEFT_TIMEOUT", std::to_string(timeoutSec)}},
+      4,
+      {{"WEFT_TRANSPORT", c.transport},
+       {"WEFT_TIMEOUT", std::to_string(timeoutSec)},
+       {"WEFT_SHM_SINGLE_COPY_BYTES", "1M"}},
       [&](int rank) {
         weftComm_t comm = nullptr;
         ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
-        std::vector<float> buf(4u << 20, 1.0f);
+        std::vector<float> buf(4u << 20, 1.0f), out(buf.size());
         if (rank == 3) {
           std::thread([] {
             std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -46,8 +61,10 @@ TEST_P(KilledRank, PeersGetAnErrorWithinTheTimeout) {
         Clock::time_point lastStart;
         for (int i = 0; i < 100000 && r == weftSuccess; ++i) {
           lastStart = Clock::now();
-          r = weftAllReduce(buf.data(), buf.data(), buf.size(), weftFloat32, weftMax, comm,
-                            nullptr);
+          r = c.allToAll
+                  ? weftAllToAll(buf.data(), out.data(), buf.size() / 4, weftFloat32, comm, nullptr)
+                  : weftAllReduce(buf.data(), buf.data(), buf.size(), weftFloat32, weftMax, comm,
+                                  nullptr);
         }
         failedAt = Clock::now();
         ASSERT_NE(r, weftSuccess) << "all-reduce kept succeeding without rank 3";
@@ -67,7 +84,13 @@ TEST_P(KilledRank, PeersGetAnErrorWithinTheTimeout) {
   EXPECT_EQ(results[3].signal, SIGKILL) << results[3].describe();
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, KilledRank, ::testing::Values("shm", "tcp"));
+INSTANTIATE_TEST_SUITE_P(Transports, KilledRank,
+                         ::testing::Values(KilledCase{"shm", false}, KilledCase{"tcp", false},
+                                           KilledCase{"shm", true}),
+                         [](const auto& info) {
+                           return std::string(info.param.transport) +
+                                  (info.param.allToAll ? "AllToAll" : "AllReduce");
+                         });
 
 int connectTo(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);

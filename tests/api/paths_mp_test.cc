@@ -3,10 +3,12 @@
 // when staging is off; the trace log names the path. Results are checked either way.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "tests/api/process_ranks.h"
+#include "tests/transports/forbid_cross_memory.h"
 #include "weft/weft.h"
 
 namespace weft::test {
@@ -156,6 +158,83 @@ TEST(Paths, StreamedOutputsAreExact) {
     EXPECT_TRUE(logged(text, "reduce_scatter", "sum, staged)")) << text;
   }
 }
+
+// All-to-all, all-gather and broadcast with at least WEFT_SHM_SINGLE_COPY_BYTES per peer read
+// their peers' buffers with one copy; run between staged all-reduces, in and out of place, with
+// odd counts, on 3 ranks. When one rank may not read the others' memory (a seccomp filter
+// here), every rank stages instead. Results are exact either way, and the trace says which path
+// ran.
+class SingleCopy : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SingleCopy, IsExactAndTraced) {
+  const bool refused = GetParam();
+  const RankFiles logs("single-copy-test");
+  const size_t block = 20011, reduced = 50001;  // 80K per peer, past the threshold below
+  auto results = runProcesses(
+      3,
+      {{"WEFT_DEBUG", "TRACE"},
+       {"WEFT_DEBUG_SUBSYS", "COLL"},
+       {"WEFT_SHM_SINGLE_COPY_BYTES", "64K"},
+       {"WEFT_TRANSPORT", "shm"}},
+      [&](int rank) {
+        logs.route(rank);
+        if (refused && rank == 1) {
+          ASSERT_TRUE(forbidCrossMemory());
+        }
+        weftComm_t comm = nullptr;
+        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
+        std::vector<int32_t> send(3 * block), out(3 * block, -1);
+        for (size_t i = 0; i < send.size(); ++i)
+          send[i] = valueOf(rank, i);
+        for (int round = 0; round < 2; ++round) {
+          ASSERT_EQ(weftAllToAll(send.data(), out.data(), block, weftInt32, comm, nullptr),
+                    weftSuccess)
+              << weftGetLastError(comm);
+          for (size_t i = 0; i < 3 * block; ++i) {
+            ASSERT_EQ(out[i], valueOf(static_cast<int>(i / block), rank * block + i % block))
+                << "all_to_all, element " << i;
+          }
+          std::vector<int32_t> sum(reduced);
+          ASSERT_EQ(
+              weftAllReduce(send.data(), sum.data(), reduced, weftInt32, weftSum, comm, nullptr),
+              weftSuccess);
+          for (size_t i = 0; i < reduced; ++i)
+            ASSERT_EQ(sum[i], sumOf(i)) << "all_reduce, element " << i;
+          ASSERT_EQ(weftAllGather(send.data(), out.data(), block, weftInt32, comm, nullptr),
+                    weftSuccess);
+          for (size_t i = 0; i < 3 * block; ++i)
+            ASSERT_EQ(out[i], valueOf(static_cast<int>(i / block), i % block)) << "all_gather";
+          std::vector<int32_t> gathered(3 * block, -1);
+          memcpy(gathered.data() + rank * block, send.data(), block * sizeof(int32_t));
+          ASSERT_EQ(weftAllGather(gathered.data() + rank * block, gathered.data(), block, weftInt32,
+                                  comm, nullptr),
+                    weftSuccess);
+          ASSERT_EQ(gathered, out) << "in-place all_gather";
+          for (int root = 0; root < 3; ++root) {
+            std::vector<int32_t> b(3 * block, -1);
+            if (rank == root) b = send;  // in place at the root
+            ASSERT_EQ(weftBroadcast(b.data(), b.data(), 3 * block, weftInt32, root, comm, nullptr),
+                      weftSuccess);
+            for (size_t i = 0; i < b.size(); ++i)
+              ASSERT_EQ(b[i], valueOf(root, i)) << "broadcast from " << root << ", element " << i;
+          }
+        }
+        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+      });
+  expectAllOk(results);
+  const std::string path = refused ? "staged)" : "single copy)";
+  for (int rank = 0; rank < 3; ++rank) {
+    std::string text = logs.take(rank);
+    for (const char* coll : {"all_to_all", "all_gather", "broadcast"})
+      EXPECT_TRUE(logged(text, coll, path)) << coll << "\n" << text;
+    EXPECT_FALSE(logged(text, "all_to_all", refused ? "single copy)" : "staged)")) << text;
+    EXPECT_TRUE(logged(text, "all_reduce", "sum, staged)")) << text;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SingleCopy, ::testing::Bool(), [](const auto& info) {
+  return info.param ? "RefusedByOneRank" : "Allowed";
+});
 
 // Ranks that disagree on the count of a staged all-reduce get an error, not a hang or a copy
 // of the wrong size.

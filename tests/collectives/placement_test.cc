@@ -22,7 +22,7 @@ std::vector<int> shuffled(int n, unsigned seed) {
 }
 
 TEST(Placement, EveryAlgorithmWithShuffledRanks) {
-  const CollKind kinds[] = {CollKind::kAllReduce, CollKind::kBroadcast, CollKind::kReduce,
+  const CollKind kinds[] = {CollKind::kAllReduce, CollKind::kBroadcast,     CollKind::kReduce,
                             CollKind::kAllGather, CollKind::kReduceScatter, CollKind::kAllToAll};
   const Algo algos[] = {Algo::kRing, Algo::kTree, Algo::kRecursiveDoubling, Algo::kPairwise};
   int cases = 0;

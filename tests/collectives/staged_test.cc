@@ -11,6 +11,7 @@
 
 #include "collectives/reduce.h"
 #include "collectives/staged.h"
+#include "tests/collectives/virtual_ranks.h"
 
 namespace weft {
 namespace {
@@ -56,29 +57,11 @@ struct Ranks {
 
   void start(int r, CollKind kind, size_t count, int root, const void* send, void* recv,
              ReduceFn reduce, uint64_t signature = 42) {
-    CollArgs a;
-    a.kind = kind;
-    a.count = count;
-    a.root = root;
-    a.rank = r;
-    a.nranks = n();
-    ops[r].start(groups[r].get(), a, send, recv, sizeof(int32_t), reduce, signature, streamBytes);
+    ops[r].start(groups[r].get(), test::collArgs(kind, count, root, r, n()), send, recv,
+                 sizeof(int32_t), reduce, signature, streamBytes);
   }
 
-  // Progresses every rank, from the last one backwards so that no rank is always first,
-  // until all are done.
-  Status finish() {
-    for (int pass = 0; pass < 100000; ++pass) {
-      bool all = true;
-      for (int r = n() - 1; r >= 0; --r) {
-        bool progressed = false;
-        WEFT_RETURN_IF_ERROR(ops[r].progress(&progressed));
-        all = all && ops[r].done();
-      }
-      if (all) return okStatus();
-    }
-    return Status(weftInternalError, "stuck: " + ops[0].describeWait());
-  }
+  Status finish() { return test::progressUntilDone(ops, 100000); }
 
   size_t streamBytes;
   std::vector<std::unique_ptr<SlotControl>> controls;

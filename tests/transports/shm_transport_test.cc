@@ -12,9 +12,11 @@
 #include <string>
 #include <thread>
 
+#include "tests/transports/forbid_cross_memory.h"
 #include "tests/transports/multi_process.h"
 #include "tests/transports/traffic.h"
 #include "transports/channel.h"
+#include "transports/cross_memory.h"
 #include "transports/shm/shm_segment.h"
 
 namespace weft {
@@ -268,6 +270,58 @@ TEST(ShmTransport, StagingAreasAreShared) {
     }
     return info.allGather({}, &all);  // nobody unmaps while others read
   }));
+}
+
+// Each rank publishes whether it may read every peer's memory, and may then read their
+// buffers, wherever they are, with one copy; a rank whose kernel refuses says so, and the group
+// sees it.
+Status checkCrossMemory(RankInfo& info, int refusing) {
+  if (info.rank == refusing && !test::forbidCrossMemory()) {
+    return Status(weftSystemError, "could not install the seccomp filter");
+  }
+  TransportContext ctx = test::testContext(info.rank, info.nranks, info.allGather);
+  std::vector<int> peers = allOthers(info.rank, info.nranks);
+  std::vector<std::unique_ptr<Link>> links;
+  WEFT_RETURN_IF_ERROR(shm::connect(ctx, peers, &links));
+  std::vector<int32_t> buffer(100003);
+  for (size_t i = 0; i < buffer.size(); ++i)
+    buffer[i] = static_cast<int32_t>(i) * (info.rank + 1);
+  const uint64_t address = addressOf(buffer.data());
+  Blob mine(sizeof(address));
+  memcpy(mine.data(), &address, sizeof(address));
+  std::vector<Blob> all;
+  WEFT_RETURN_IF_ERROR(info.allGather(mine, &all));
+  const SlotControl& own = *links[0]->ownSlots()->control;
+  if (own.pid != getpid() || own.readsPeers.load() != (info.rank == refusing ? 0u : 1u)) {
+    return errorf(weftInternalError, "own flags: pid %d, readsPeers %u", own.pid,
+                  own.readsPeers.load());
+  }
+  for (size_t i = 0; i < peers.size(); ++i) {
+    const SlotControl& theirs = *links[i]->peerSlots()->control;
+    if (theirs.readsPeers.load() != (peers[i] == refusing ? 0u : 1u)) {
+      return errorf(weftInternalError, "rank %d's readsPeers reads %u here", peers[i],
+                    theirs.readsPeers.load());
+    }
+    if (info.rank == refusing) continue;
+    uint64_t at = 0;
+    memcpy(&at, all[peers[i]].data(), sizeof(at));
+    std::vector<int32_t> got(buffer.size());
+    WEFT_RETURN_IF_ERROR(readProcessMemory(theirs.pid, got.data(), at, got.size() * 4));
+    for (size_t k = 0; k < got.size(); ++k) {
+      if (got[k] != static_cast<int32_t>(k) * (peers[i] + 1)) {
+        return errorf(weftInternalError, "rank %d's buffer reads wrong at %zu", peers[i], k);
+      }
+    }
+  }
+  return info.allGather({}, &all);  // nobody frees its buffer while others read
+}
+
+TEST(ShmTransport, PeersMayReadEachOthersBuffers) {
+  expectAllOk(runRanks(3, [](RankInfo& info) { return checkCrossMemory(info, -1); }));
+}
+
+TEST(ShmTransport, ARankThatMayNotReadItsPeersSaysSo) {
+  expectAllOk(runRanks(3, [](RankInfo& info) { return checkCrossMemory(info, 1); }));
 }
 
 }  // namespace

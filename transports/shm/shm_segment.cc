@@ -13,6 +13,7 @@
 #include <string>
 
 #include "src/base/log.h"
+#include "transports/cross_memory.h"
 
 namespace weft::shm {
 namespace {
@@ -159,7 +160,9 @@ Status LocalSegment::create(const TransportContext& ctx, const std::vector<int>&
   SegmentHeader header{kSegmentMagic, ctx.commTag, ctx.rank, 0, s->bytes_};
   memcpy(base, &header, sizeof(header));
   new (static_cast<char*>(base) + kDoorbellOffset) Doorbell();
-  new (static_cast<char*>(base) + kSlotControlOffset) SlotControl{};
+  auto* slots = new (static_cast<char*>(base) + kSlotControlOffset) SlotControl{};
+  slots->pid = static_cast<int32_t>(getpid());
+  slots->selfAddress = addressOf(&slots->selfAddress);
   for (size_t i = 0; i < peers.size(); ++i)
     ByteRing::initialize(s->control(i));
   WEFT_INFO(kShm, "shm: segment of %zu bytes (fd %d) with %zu rings of %zu bytes", s->bytes_,

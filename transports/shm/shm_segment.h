@@ -49,7 +49,7 @@ struct SegmentBlobRing {
 static_assert(sizeof(SegmentBlobRing) == 16);
 
 constexpr uint32_t kSegmentBlobMagic = 0x48534657u;  // "WFSH"
-constexpr uint16_t kSegmentVersion = 3;
+constexpr uint16_t kSegmentVersion = 4;
 
 // A parsed, bounds-checked segment description.
 struct SegmentInfo {

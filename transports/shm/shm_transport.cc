@@ -1,10 +1,12 @@
 #include "transports/shm/shm_transport.h"
 
+#include <cerrno>
 #include <cstring>
 #include <set>
 #include <string>
 
 #include "src/base/log.h"
+#include "transports/cross_memory.h"
 #include "transports/shm/process_watch.h"
 #include "transports/shm/shm_link.h"
 #include "transports/shm/shm_segment.h"
@@ -23,9 +25,16 @@ Status checkPeers(const TransportContext& ctx, const std::vector<int>& peers) {
   return okStatus();
 }
 
+// Whether this process may read the peer's memory (0, else an errno): the word at the peer's
+// own address of its selfAddress, read through the kernel, must hold that address.
+int probePeer(const SegmentInfo& info, const SlotControl& peer) {
+  if (peer.pid != info.pid) return ESRCH;
+  return probeProcessMemory(info.pid, peer.selfAddress, peer.selfAddress);
+}
+
 Status connectPeer(const TransportContext& ctx, int peer, size_t index,
                    const std::shared_ptr<LocalSegment>& segment, const Blob& blob,
-                   std::unique_ptr<Link>* link) {
+                   std::unique_ptr<Link>* link, int* unreadable) {
   SegmentInfo info;
   WEFT_RETURN_IF_ERROR(parseSegmentBlob(blob, peer, &info));
   if (info.rings.empty()) {
@@ -34,6 +43,7 @@ Status connectPeer(const TransportContext& ctx, int peer, size_t index,
   }
   PeerRing ring;
   WEFT_RETURN_IF_ERROR(mapPeerRing(ctx, peer, info, &ring));
+  *unreadable = probePeer(info, *ring.slots.control);
   PeerProcess process(info.pid);
   if (process.exited()) {
     return errorf(weftRemoteError, "shm: rank %d (pid %d) exited during connect", peer,
@@ -51,9 +61,20 @@ Status connectPeers(const TransportContext& ctx, const std::vector<int>& peers,
                   ctx.nranks);
   }
   links->resize(peers.size());
+  bool readsAll = true;
   for (size_t i = 0; i < peers.size(); ++i) {
-    WEFT_RETURN_IF_ERROR(connectPeer(ctx, peers[i], i, segment, all[peers[i]], &(*links)[i]));
+    int unreadable = 0;
+    WEFT_RETURN_IF_ERROR(
+        connectPeer(ctx, peers[i], i, segment, all[peers[i]], &(*links)[i], &unreadable));
+    if (unreadable != 0) {
+      WEFT_INFO(kShm, "shm: no single copy: rank %d's memory is not readable from here (%s)",
+                peers[i], strerror(unreadable));
+    }
+    readsAll = readsAll && unreadable == 0;
   }
+  // Published before the second all-gather, so every peer sees it once connected.
+  if (segment)
+    segment->slots().control->readsPeers.store(readsAll ? 1 : 0, std::memory_order_release);
   return okStatus();
 }
 

@@ -1,0 +1,224 @@
+// Single-copy collectives for 1..7 virtual ranks in this thread: the ranks' flags on the heap,
+// every read a real process_vm_readv of this process's own memory, and every rank's output
+// checked against plain loops. Operations of different kinds follow each other on the same
+// ranks, so the slots alternate and each operation waits for the readers of the one before.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/single_copy.h"
+#include "tests/collectives/virtual_ranks.h"
+
+namespace weft {
+namespace {
+
+// Rank r's input element i.
+int32_t input(int r, size_t i) {
+  return static_cast<int32_t>((r + 1) * 100000 + static_cast<int>(i % 9973)) * (r % 2 ? -1 : 1);
+}
+
+std::vector<int32_t> inputs(int r, size_t count) {
+  std::vector<int32_t> v(count);
+  for (size_t i = 0; i < count; ++i)
+    v[i] = input(r, i);
+  return v;
+}
+
+// n ranks of this process, each allowed to read the others, and one operation per rank.
+struct Ranks {
+  explicit Ranks(int n) : controls(n), areas(n), ops(n) {
+    std::vector<const SlotArea*> pointers;
+    for (int r = 0; r < n; ++r) {
+      controls[r] = std::make_unique<SlotControl>();
+      controls[r]->pid = static_cast<int32_t>(getpid());
+      controls[r]->readsPeers.store(1);
+      areas[r].control = controls[r].get();
+      pointers.push_back(&areas[r]);
+    }
+    for (int r = 0; r < n; ++r)
+      groups.push_back(std::make_unique<DirectGroup>(r, pointers));
+  }
+
+  int n() const { return static_cast<int>(ops.size()); }
+
+  CollArgs args(int r, CollKind kind, size_t count, int root) const {
+    return test::collArgs(kind, count, root, r, n());
+  }
+
+  void start(int r, CollKind kind, size_t count, int root, const void* send, void* recv,
+             uint64_t signature = 42) {
+    ops[r].start(groups[r].get(), args(r, kind, count, root), send, recv, sizeof(int32_t),
+                 signature);
+  }
+
+  Status finish() { return test::progressUntilDone(ops, 1000); }
+
+  std::vector<std::unique_ptr<SlotControl>> controls;
+  std::vector<SlotArea> areas;
+  std::vector<std::unique_ptr<DirectGroup>> groups;
+  std::vector<SingleCopyOp> ops;
+};
+
+void allToAll(Ranks& ranks, size_t count) {
+  const int n = ranks.n();
+  const size_t total = count * static_cast<size_t>(n);
+  std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(total, -1));
+  for (int r = 0; r < n; ++r) {
+    in[r] = inputs(r, total);
+    ranks.start(r, CollKind::kAllToAll, count, 0, in[r].data(), out[r].data());
+  }
+  ASSERT_TRUE(ranks.finish().ok());
+  for (int r = 0; r < n; ++r) {
+    for (size_t i = 0; i < total; ++i) {
+      ASSERT_EQ(out[r][i], input(static_cast<int>(i / count), r * count + i % count))
+          << "all_to_all: rank " << r << ", element " << i;
+    }
+  }
+}
+
+void allGather(Ranks& ranks, size_t count, bool inPlace) {
+  const int n = ranks.n();
+  const size_t total = count * static_cast<size_t>(n);
+  std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(total, -1));
+  for (int r = 0; r < n; ++r) {
+    in[r] = inputs(r, count);
+    int32_t* own = out[r].data() + static_cast<size_t>(r) * count;
+    if (inPlace) memcpy(own, in[r].data(), count * sizeof(int32_t));
+    ranks.start(r, CollKind::kAllGather, count, 0, inPlace ? own : in[r].data(), out[r].data());
+  }
+  ASSERT_TRUE(ranks.finish().ok());
+  for (int r = 0; r < n; ++r) {
+    for (size_t i = 0; i < total; ++i) {
+      ASSERT_EQ(out[r][i], input(static_cast<int>(i / count), i % count))
+          << "all_gather: rank " << r << ", element " << i;
+    }
+  }
+}
+
+void broadcast(Ranks& ranks, size_t count, int root, bool inPlace) {
+  const int n = ranks.n();
+  std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(count, -1));
+  for (int r = 0; r < n; ++r) {
+    in[r] = inputs(r, count);
+    if (inPlace && r == root) out[r] = in[r];
+    const void* send = r != root ? nullptr : inPlace ? out[r].data() : in[r].data();
+    ranks.start(r, CollKind::kBroadcast, count, root, send, out[r].data());
+  }
+  ASSERT_TRUE(ranks.finish().ok());
+  for (int r = 0; r < n; ++r)
+    ASSERT_EQ(out[r], in[root]) << "broadcast from " << root << ": rank " << r;
+}
+
+TEST(SingleCopy, EveryKindInSequence) {
+  for (int n = 1; n <= 7; ++n) {
+    Ranks ranks(n);
+    for (size_t count : {size_t{1}, size_t{13}, size_t{40009}}) {
+      SCOPED_TRACE(std::to_string(n) + " ranks, count " + std::to_string(count));
+      allToAll(ranks, count);
+      allGather(ranks, count, false);
+      allGather(ranks, count, true);
+      for (int root = 0; root < n; ++root)
+        broadcast(ranks, count, root, root % 2 == 1);
+    }
+  }
+}
+
+TEST(SingleCopy, FitsOnlyReadableGroupsKindsAndSizes) {
+  Ranks ranks(3);
+  const DirectGroup& g = *ranks.groups[0];
+  const size_t mib = size_t{1} << 20;
+  EXPECT_TRUE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllToAll, mib / 4, 0), 4, mib));
+  EXPECT_TRUE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllGather, mib / 4, 0), 4, mib));
+  EXPECT_TRUE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kBroadcast, mib / 4, 0), 4, mib));
+  EXPECT_FALSE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllToAll, mib / 4 - 1, 0), 4, mib));
+  EXPECT_FALSE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllToAll, mib, 0), 4, 0));
+  for (CollKind k : {CollKind::kAllReduce, CollKind::kReduce, CollKind::kReduceScatter})
+    EXPECT_FALSE(SingleCopyOp::fits(g, ranks.args(0, k, mib, 0), 4, mib)) << collName(k);
+  // One rank that may not read the others turns it off for all.
+  ranks.controls[2]->readsPeers.store(0);
+  DirectGroup without(0, {&ranks.areas[0], &ranks.areas[1], &ranks.areas[2]});
+  EXPECT_FALSE(without.singleCopy());
+  EXPECT_FALSE(SingleCopyOp::fits(without, ranks.args(0, CollKind::kAllToAll, mib / 4, 0), 4, mib));
+}
+
+// Each rank returns only once every rank reading its input is done: a rank that has not read
+// yet holds the others, and they say whom they wait for.
+TEST(SingleCopy, InputsStayPutUntilTheirReadersAreDone) {
+  Ranks ranks(3);
+  const size_t count = 1000;
+  std::vector<std::vector<int32_t>> in(3), out(3, std::vector<int32_t>(3 * count));
+  for (int r = 0; r < 3; ++r) {
+    in[r] = inputs(r, count);
+    ranks.start(r, CollKind::kAllGather, count, 0, in[r].data(), out[r].data());
+  }
+  bool progressed = false;
+  for (int pass = 0; pass < 10; ++pass) {
+    for (int r = 0; r < 2; ++r)
+      ASSERT_TRUE(ranks.ops[r].progress(&progressed).ok());
+  }
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_FALSE(ranks.ops[r].done());
+    EXPECT_NE(ranks.ops[r].describeWait().find("rank 2 to post"), std::string::npos)
+        << ranks.ops[r].describeWait();
+  }
+  // Rank 2 posts and reads; the others read it, and rank 2 then waits for nobody else.
+  ASSERT_TRUE(ranks.finish().ok());
+  for (int r = 0; r < 3; ++r) {
+    for (size_t i = 0; i < 3 * count; ++i)
+      ASSERT_EQ(out[r][i], input(static_cast<int>(i / count), i % count));
+  }
+}
+
+TEST(SingleCopy, ARootWaitsForEveryReader) {
+  Ranks ranks(3);
+  std::vector<int32_t> in = inputs(0, 500), out0(500), out1(500), out2(500);
+  ranks.start(0, CollKind::kBroadcast, 500, 0, in.data(), out0.data());
+  ranks.start(1, CollKind::kBroadcast, 500, 0, nullptr, out1.data());
+  ranks.start(2, CollKind::kBroadcast, 500, 0, nullptr, out2.data());
+  bool progressed = false;
+  for (int pass = 0; pass < 5; ++pass) {
+    ASSERT_TRUE(ranks.ops[0].progress(&progressed).ok());
+    ASSERT_TRUE(ranks.ops[1].progress(&progressed).ok());
+  }
+  EXPECT_TRUE(ranks.ops[1].done());  // nobody reads a non-root
+  EXPECT_FALSE(ranks.ops[0].done());
+  EXPECT_NE(ranks.ops[0].describeWait().find("rank 2 to finish reading"), std::string::npos)
+      << ranks.ops[0].describeWait();
+  EXPECT_EQ(ranks.ops[0].pendingPeers(), (std::vector<int>{2}));
+  ASSERT_TRUE(ranks.finish().ok());
+  EXPECT_EQ(out2, in);
+}
+
+TEST(SingleCopyErrors, MismatchedCallsFail) {
+  Ranks ranks(2);
+  std::vector<int32_t> a(2000), b(4000), c(2000), d(4000);
+  ranks.start(0, CollKind::kAllGather, 2000, 0, a.data(), b.data(), 1);
+  ranks.start(1, CollKind::kAllGather, 2000, 0, c.data(), d.data(), 2);
+  Status s = ranks.finish();
+  EXPECT_EQ(s.code(), weftInvalidUsage) << s.message();
+  EXPECT_NE(s.message().find("other arguments"), std::string::npos) << s.message();
+}
+
+// A peer whose posted input is not mapped (as a count larger than its buffer would be, where
+// the buffer ends) gives an error naming the rank, not a crash.
+TEST(SingleCopyErrors, AnUnmappedInputIsAnError) {
+  Ranks ranks(2);
+  std::vector<int32_t> in = inputs(0, 1000), out0(1000), out1(1000);
+  ranks.start(0, CollKind::kBroadcast, 1000, 0, in.data(), out0.data());
+  ranks.start(1, CollKind::kBroadcast, 1000, 0, nullptr, out1.data());
+  bool progressed = false;
+  ASSERT_TRUE(ranks.ops[0].progress(&progressed).ok());  // posts its input
+  const uint64_t unmapped = 4096;                        // page 1: never mapped
+  for (SlotPost& p : ranks.controls[0]->posted)
+    memcpy(p.inlineData, &unmapped, sizeof(unmapped));
+  Status s = ranks.ops[1].progress(&progressed);
+  EXPECT_EQ(s.code(), weftInvalidUsage) << s.message();
+  EXPECT_NE(s.message().find("single copy from rank 0"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace weft
