@@ -3,11 +3,14 @@
 # for a bounded time from its seeds; exits non-zero when a target crashes, leaks or breaks an
 # invariant, or is not built (the hwloc XML target is skipped only when CMake found no hwloc).
 # usage: scripts/fuzz.sh [seconds per target, default $WEFT_FUZZ_SECONDS or 30]
+# WEFT_FUZZ_SEED fixes libFuzzer's random seed (CI sets one, so that its run is the same walk
+# every time and a failure there is a regression, not a new find); unset, each run explores anew.
 # The build goes to build-fuzz/; what the runs find goes to build-fuzz/fuzz-runs/<target>/
 # (crash-*, leak-* and the inputs that found new paths), kept for a look after a failure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-${WEFT_FUZZ_SECONDS:-30}}
+seed=${WEFT_FUZZ_SEED:-0}  # 0: libFuzzer picks one
 cxx=${WEFT_FUZZ_CXX:-clang++-14}
 cc=${WEFT_FUZZ_CC:-clang-14}
 if ! command -v "$cxx" > /dev/null; then
@@ -54,9 +57,9 @@ for target in "${targets[@]}"; do
   mkdir -p "$work/corpus"
   # shellcheck disable=SC2086  # the globs expand here
   cp ${corpus[$target]} "$work/corpus/"
-  echo "== $target: ${seconds} s from $(find "$work/corpus" -type f | wc -l) seeds"
-  if "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="$work/" "$work/corpus" > "$work/log" 2>&1; then
+  echo "== $target: ${seconds} s from $(find "$work/corpus" -type f | wc -l) seeds (seed $seed)"
+  if "$bin" -seed="$seed" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" > "$work/log" 2>&1; then
     grep -E "^stat::number_of_executed_units|^Done" "$work/log" || true
   else
     echo "fuzz.sh: $target FAILED; the input that failed is in $work/, the log ends:"

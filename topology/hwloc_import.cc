@@ -379,6 +379,14 @@ class Importer {
           if (v == 0 || a < 0 || b < 0 || a == b) continue;
           if (sys_->nodes[a].kind != NodeKind::kGpu) std::swap(a, b);
           if (sys_->nodes[a].kind != NodeKind::kGpu) continue;
+          // A GPU's NVLinks to a CPU reach its own CPU (as NCCL's XML has them): a matrix that
+          // links it to another one names the wrong objects.
+          if (sys_->nodes[b].kind == NodeKind::kCpu && sys_->cpuOf(a) != b) {
+            sys_->notes.push_back(strprintf(
+                "hwloc's NVLinkBandwidth links the GPU at %s to %s, which is not its CPU; ignored",
+                sys_->nodes[a].pci.busId.c_str(), sys_->nodes[b].name.c_str()));
+            continue;
+          }
           int sm = sys_->nodes[a].gpu.sm;
           if (sys_->nodes[b].kind == NodeKind::kGpu) sm = std::min(sm, sys_->nodes[b].gpu.sm);
           int gen = nvlinkGeneration(sm);

@@ -4,6 +4,7 @@
 # usage: fuzz_script_test.sh REPOSITORY_ROOT
 set -euo pipefail
 src=$1
+unset WEFT_FUZZ_SEED  # the cases below set it where they want one
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/root/scripts" "$tmp/root/tests/topology" "$tmp/bin"
@@ -26,7 +27,7 @@ mkdir -p "$dir/tests/topology"
 for t in "$@"; do
   echo "$t" >> "$dir/built"
   [ "$t" = "$FAKE_MISSING" ] && continue
-  printf '#!/bin/sh\necho "Done 1 runs"\n' > "$dir/tests/topology/$t"
+  printf '#!/bin/sh\necho "Done 1 runs ($1)"\n' > "$dir/tests/topology/$t"
   chmod +x "$dir/tests/topology/$t"
 done
 STUB
@@ -55,6 +56,8 @@ run() {
 run ON none 0 "== hwloc_xml" "no crash in 1 s per target"
 run ON topology_hwloc_xml_fuzzer 1 "hwloc_xml FAILED" "failed: hwloc_xml"
 run ON topology_nvsmi_fuzzer 1 "nvsmi FAILED" "== hwloc_xml"
+WEFT_FUZZ_SEED=7 run ON none 0 "(seed 7)" "Done 1 runs (-seed=7)"
+run ON none 0 "Done 1 runs (-seed=0)"  # unset: libFuzzer picks one
 run OFF none 0 "CMake found no hwloc" "== nvsmi" "no crash in 1 s per target"
 if grep -q hwloc "$tmp/root/build-fuzz/built"; then
   echo "FAIL: without hwloc the hwloc fuzzer was asked for"

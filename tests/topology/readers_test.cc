@@ -430,6 +430,29 @@ TEST(Hwloc, NotesDistancesNamingMissingObjects) {
       << s.notes.back();
 }
 
+// A GPU's NVLinks to a CPU reach its own CPU, as NCCL's XML has them. A matrix whose row names
+// GPU3's cuda3 (OSDev:331, under CPU1) where GPU0's nvml0 stood links GPU3 to CPU0: that link is
+// noted and dropped, so the export reads back to the same graph (the fuzzer found it).
+TEST(Hwloc, NvlinkToAnotherGpusCpuIsNotedAndDropped) {
+  if (!hwlocAvailable()) GTEST_SKIP() << "built without hwloc";
+  std::string text = test::readFile(test::dataPath("ibm-power8-minsky-p100x4-nvlink.hwloc.xml"));
+  const std::string row = "<indexes length=\"62\">OSDev:332 ";
+  ASSERT_NE(text.find(row), std::string::npos);
+  text.replace(text.find(row), row.size(), "<indexes length=\"62\">OSDev:331 ");
+  System s;
+  Status st = parseHwlocXml(text, "minsky.xml", &s);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(nvlinkCount(s, test::find(s, "GPU3"), test::find(s, "CPU0")), 0);
+  EXPECT_EQ(nvlinkCount(s, test::find(s, "GPU3"), test::find(s, "CPU1")), 2);
+  EXPECT_TRUE(std::any_of(s.notes.begin(), s.notes.end(), [](const std::string& n) {
+    return n.find("links the GPU at 000b:01:00.0 to CPU0, which is not its CPU; ignored") !=
+           std::string::npos;
+  })) << ::testing::PrintToString(s.notes);
+  System back;
+  ASSERT_TRUE(parseNcclXml(writeNcclXml(s), "export", &back).ok());
+  EXPECT_EQ(canonicalForm(back), canonicalForm(s));
+}
+
 TEST(Hwloc, LoaderErrorsNameTheFile) {
   System s;
   // Well-formed for Weft's own checks, but an object type hwloc does not know.
