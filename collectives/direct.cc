@@ -68,6 +68,10 @@ void DirectGroup::post(uint64_t sequence, uint64_t signature) {
   ringPeers();
 }
 
+char* DirectGroup::postData(int r, uint64_t sequence) const {
+  return areas_[r]->control->posted[slotOf(sequence)].inlineData;
+}
+
 void DirectGroup::ringPeers() const {
   for (int r = 0; r < nranks(); ++r) {
     if (r != rank_ && areas_[r]->doorbell != nullptr) areas_[r]->doorbell->ring();
@@ -169,7 +173,7 @@ void DirectOp::post() {
   const SlotArea& mine = group_->area(group_->rank());
   const int slot = slotOf(sequence_);
   size_t bytes = postBytes(group_->rank());
-  char* to = inline_ ? mine.control->posted[slot].inlineData : mine.slots[slot];
+  char* to = inline_ ? group_->postData(group_->rank(), sequence_) : mine.slots[slot];
   if (bytes > 0) memcpy(to, send_, bytes);
   group_->post(sequence_, signature_);
 }
@@ -181,8 +185,7 @@ void DirectOp::finish() {
   const int slot = slotOf(sequence_);
   // Where each rank's data is: in its flag's line when small, else in its slot.
   auto slotOfRank = [&](int r) -> const char* {
-    const SlotArea& a = group_->area(r);
-    return inline_ ? a.control->posted[slot].inlineData : a.slots[slot];
+    return inline_ ? group_->postData(r, sequence_) : group_->area(r).slots[slot];
   };
   const size_t block = args_.count * elemSize_;
   switch (args_.kind) {

@@ -19,6 +19,7 @@
 #include "collectives/progressable.h"
 #include "collectives/reduce.h"
 #include "collectives/schedule.h"
+#include "transports/shm/peer_memory.h"
 #include "transports/slot_area.h"
 
 namespace weft {
@@ -49,6 +50,9 @@ class DirectGroup {
   Status checkPosted(int r, uint64_t sequence, uint64_t signature, CollKind kind, bool* posted);
   // Publishes this rank's slot for `sequence` (its data written before), then ringPeers().
   void post(uint64_t sequence, uint64_t signature);
+  // The kInlineSlotBytes in rank r's flag line for `sequence`: written before post(), read once
+  // checkPosted() says it is there.
+  char* postData(int r, uint64_t sequence) const;
   void ringPeers() const;
 
   // Whether this collective goes direct: its data fits the slots and is at most maxBytes per
@@ -64,6 +68,9 @@ class DirectGroup {
     return first;
   }
 
+  // The peers' weftMemAlloc memory that mapped collectives have mapped here.
+  shm::PeerMemory& peerMemory() { return peerMemory_; }
+
  private:
   int rank_;
   std::vector<const SlotArea*> areas_;
@@ -73,6 +80,7 @@ class DirectGroup {
   uint64_t sequence_ = 0;
   uint64_t chunks_ = 0;
   std::vector<uint64_t> seen_;  // per rank, the latest operation seen posted
+  shm::PeerMemory peerMemory_;
 };
 
 // What direct and staged operations share: the call, its place in the group's sequence, and

@@ -49,16 +49,14 @@ void SingleCopyOp::copyOwn() {
 
 // The peer posted this operation with the address of its input in the flag's line.
 Status SingleCopyOp::readFrom(int peer) {
-  const SlotArea& area = group_->area(peer);
-  const SlotPost& post = area.control->posted[sequence_ & 1];
   uint64_t from = 0;  // the peer's input, in its address space
-  memcpy(&from, post.inlineData, sizeof(from));
+  memcpy(&from, group_->postData(peer, sequence_), sizeof(from));
   const int me = group_->rank();
   const size_t block = args_.count * elemSize_;
   char* to = recv_;
   if (args_.kind == CollKind::kAllToAll) from += static_cast<uint64_t>(me) * block;
   if (args_.kind != CollKind::kBroadcast) to += static_cast<size_t>(peer) * block;
-  Status s = readProcessMemory(area.control->pid, to, from, block);
+  Status s = readProcessMemory(group_->area(peer).control->pid, to, from, block);
   if (!s.ok()) return s.withContext(strprintf("single copy from rank %d", peer));
   return okStatus();
 }
@@ -91,7 +89,7 @@ bool SingleCopyOp::readersDone() {
   const int me = group_->rank();
   for (int r = 0; r < group_->nranks(); ++r) {
     if (!reads(r, me)) continue;
-    if (group_->area(r).control->readsDone.load(std::memory_order_acquire) < sequence_) {
+    if (group_->area(r).control->opsDone.load(std::memory_order_acquire) < sequence_) {
       waitingFor_ = r;
       return false;
     }
@@ -104,9 +102,8 @@ Status SingleCopyOp::progress(bool* progressed) {
   if (state_ == State::kWaitSlot) {
     if (!group_->mayPost(sequence_, &waitingFor_)) return okStatus();
     waitingFor_ = -1;
-    const SlotArea& mine = group_->area(group_->rank());
     const uint64_t input = addressOf(send_);
-    memcpy(mine.control->posted[sequence_ & 1].inlineData, &input, sizeof(input));
+    memcpy(group_->postData(group_->rank(), sequence_), &input, sizeof(input));
     group_->post(sequence_, signature_);
     copyOwn();
     state_ = State::kReading;
@@ -116,7 +113,7 @@ Status SingleCopyOp::progress(bool* progressed) {
     bool all = false;
     WEFT_RETURN_IF_ERROR(readPosted(&all, progressed));
     if (!all) return okStatus();
-    group_->area(group_->rank()).control->readsDone.store(sequence_, std::memory_order_release);
+    group_->area(group_->rank()).control->opsDone.store(sequence_, std::memory_order_release);
     group_->ringPeers();
     state_ = State::kWaitReaders;
     *progressed = true;

@@ -2,7 +2,7 @@
 // memory (transports/cross_memory.h), large all-to-alls, all-gathers and broadcasts skip the
 // staging areas. Each rank posts where its input is (in its slot's flag line), reads what it
 // needs from its peers' inputs straight into its output, and publishes that it is done
-// (SlotControl::readsDone). It returns only once every rank that reads its input is done too,
+// (SlotControl::opsDone). It returns only once every rank that reads its input is done too,
 // so the caller may then reuse the input. One copy per byte, made by the kernel, instead of the
 // staged path's two (into a staging area, out of it).
 //

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "collectives/line_slice.h"
 #include "collectives/stream_copy.h"
 
 namespace weft {
@@ -14,16 +15,6 @@ constexpr size_t kLine = 64;
 
 size_t chunkBytesOf(const DirectGroup& g) {
   return g.stagingBytes() / kChunksInFlight / kLine * kLine;
-}
-
-// Rank r's sub-slice of `count` elements: [first, first + count), cut at cache lines.
-std::pair<size_t, size_t> sliceOf(size_t count, size_t elemSize, int nranks, int r) {
-  const size_t perLine = std::max<size_t>(1, kLine / elemSize);
-  const size_t lines = (count + perLine - 1) / perLine;
-  const auto n = static_cast<size_t>(nranks);
-  const size_t first = std::min(count, lines * static_cast<size_t>(r) / n * perLine);
-  const size_t end = std::min(count, lines * static_cast<size_t>(r + 1) / n * perLine);
-  return {first, end - first};
 }
 
 }  // namespace
@@ -55,6 +46,10 @@ bool StagedOp::combines() const {
 void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
                      size_t elemSize, ReduceFn reduce, uint64_t signature, size_t streamBytes) {
   begin(group, args, send, recv, elemSize, reduce, signature);
+  streamBytes_ = streamBytes;
+  mayMap_ = describeMapped(args, send, recv, elemSize, &mine_);
+  mapped_ = false;
+  nextPiece_ = 0;
   streamOut_ =
       args.kind != CollKind::kReduceScatter && recvBufferCount(args) * elemSize >= streamBytes;
   state_ = State::kWaitSlot;
@@ -148,7 +143,7 @@ void StagedOp::stage(size_t i) {
 void StagedOp::combine(size_t i) {
   const int n = group_->nranks();
   const int me = group_->rank();
-  auto [first, count] = sliceOf(countOf(i), elemSize_, n, me);
+  auto [first, count] = lineSlice(countOf(i), elemSize_, n, me);
   if (count == 0) return;
   const size_t at = first * elemSize_;
   char* acc = stagingOf(me, i) + at;
@@ -175,7 +170,7 @@ void StagedOp::drain(size_t i) {
     case CollKind::kReduce:
       if (args_.kind == CollKind::kReduce && me != args_.root) return;
       for (int r = 0; r < n; ++r) {
-        auto [first, part] = sliceOf(count, elemSize_, n, r);
+        auto [first, part] = lineSlice(count, elemSize_, n, r);
         if (part == 0) continue;
         copyOut(recv_ + offset + first * elemSize_, stagingOf(r, i) + first * elemSize_,
                 part * elemSize_);
@@ -274,6 +269,95 @@ Status StagedOp::tryDrain(size_t i, bool* moved) {
   return okStatus();
 }
 
+bool StagedOp::everyRankMapped() const {
+  for (int r = 0; r < group_->nranks(); ++r) {
+    MappedPost post;
+    memcpy(&post, group_->postData(r, sequence_), sizeof(post));
+    const MappedNeeds needs = mappedNeeds(args_, r);
+    if ((needs.send && post.sendFd < 0) || (needs.recv && post.recvFd < 0)) return false;
+  }
+  return true;
+}
+
+// Every rank's buffers as addresses here: this rank's own, and the peers' through their posts.
+Status StagedOp::mapPeers(MappedBuffers* out) {
+  const int n = group_->nranks();
+  const int me = group_->rank();
+  out->send.assign(static_cast<size_t>(n), nullptr);
+  out->recv.assign(static_cast<size_t>(n), nullptr);
+  out->send[me] = send_;
+  out->recv[me] = recv_;
+  for (int r = 0; r < n; ++r) {
+    if (r == me) continue;
+    MappedPost post;
+    memcpy(&post, group_->postData(r, sequence_), sizeof(post));
+    const MappedNeeds needs = mappedNeeds(args_, r);
+    CollArgs theirs = args_;
+    theirs.rank = r;
+    const pid_t pid = group_->area(r).control->pid;
+    shm::PeerMemory& peers = group_->peerMemory();
+    char* at = nullptr;
+    if (needs.send) {
+      WEFT_RETURN_IF_ERROR(peers.map(pid, post.sendFd, post.sendSerial, post.sendOffset,
+                                     sendBufferCount(theirs) * elemSize_, &at));
+      out->send[r] = at;
+    }
+    if (needs.recv) {
+      WEFT_RETURN_IF_ERROR(peers.map(pid, post.recvFd, post.recvSerial, post.recvOffset,
+                                     recvBufferCount(theirs) * elemSize_, &at));
+      out->recv[r] = at;
+    }
+  }
+  return okStatus();
+}
+
+// Once every rank has posted: mapped if all can, else staged, as every rank decides alike.
+Status StagedOp::decide(bool* progressed) {
+  bool all = false;
+  WEFT_RETURN_IF_ERROR(checkPeersPosted(&all));
+  if (!all) return okStatus();
+  *progressed = true;
+  if (!everyRankMapped()) {
+    state_ = State::kRunning;
+    return okStatus();
+  }
+  MappedBuffers buffers;
+  Status s = mapPeers(&buffers);
+  if (!s.ok()) return s.withContext("mapping the peers' weftMemAlloc buffers");
+  work_.start(args_, std::move(buffers), elemSize_, reduce_, streamBytes_);
+  mapped_ = true;
+  state_ = State::kMapped;
+  return okStatus();
+}
+
+// A few pieces at a time, so the caller's thread can look at other work in between. Once done,
+// the staging counters skip this operation's chunks, which nobody staged.
+void StagedOp::runMapped(bool* progressed) {
+  constexpr size_t kPiecesPerPass = 32;
+  const size_t end = std::min(work_.pieces(), nextPiece_ + kPiecesPerPass);
+  for (; nextPiece_ < end; ++nextPiece_)
+    work_.run(nextPiece_);
+  *progressed = true;
+  if (nextPiece_ < work_.pieces()) return;
+  for (Stage stage : {kStage, kCombine, kDrain})
+    publish(stage, base_ + chunks_);
+  group_->area(group_->rank()).control->opsDone.store(sequence_, std::memory_order_release);
+  group_->ringPeers();
+  state_ = State::kWaitMapped;
+}
+
+// Whether every rank has finished its share: only then may this rank's buffers change.
+bool StagedOp::allMapped() {
+  for (int r = 0; r < group_->nranks(); ++r) {
+    if (group_->area(r).control->opsDone.load(std::memory_order_acquire) < sequence_) {
+      waitingFor_ = r;
+      waitingWhat_ = "finish its share of the mapped operation";
+      return false;
+    }
+  }
+  return true;
+}
+
 Status StagedOp::progress(bool* progressed) {
   *progressed = false;
   if (state_ == State::kWaitSlot) {
@@ -281,10 +365,18 @@ Status StagedOp::progress(bool* progressed) {
       waitingWhat_ = "reach the previous operation";
       return okStatus();
     }
+    memcpy(group_->postData(group_->rank(), sequence_), &mine_, sizeof(mine_));
     group_->post(sequence_, signature_);
-    state_ = State::kRunning;
+    state_ = mayMap_ ? State::kDeciding : State::kRunning;
     *progressed = true;
   }
+  if (state_ == State::kDeciding) WEFT_RETURN_IF_ERROR(decide(progressed));
+  if (state_ == State::kMapped) runMapped(progressed);
+  if (state_ == State::kWaitMapped) {
+    if (allMapped()) state_ = State::kDone;
+    return okStatus();
+  }
+  if (state_ != State::kRunning) return okStatus();
   // Stage, combine and drain in turn, chunk by chunk, while anything moves: a chunk goes
   // through this rank's stages while it is still in cache.
   bool any = *progressed;
@@ -309,6 +401,13 @@ Status StagedOp::progress(bool* progressed) {
 std::string StagedOp::describeWait() const {
   const auto seq = static_cast<unsigned long long>(sequence_);
   if (state_ == State::kDone) return "nothing";
+  if (state_ == State::kDeciding) {
+    return strprintf("staged operation #%llu: waiting for rank %d to start", seq, waitingFor_);
+  }
+  if (state_ == State::kMapped || state_ == State::kWaitMapped) {
+    return strprintf("mapped operation #%llu: waiting for rank %d to %s", seq, waitingFor_,
+                     waitingWhat_);
+  }
   return strprintf("staged operation #%llu: chunk %zu of %zu: waiting for rank %d to %s", seq,
                    next_[kDrain] + 1, chunks_, waitingFor_, waitingWhat_);
 }

@@ -19,6 +19,11 @@
 //   broadcast       the root stages; every rank drains the root's chunk
 //   all_to_all      stage the chunk's part of every other rank's block; drain this rank's
 // Each sub-slice is reduced by one rank only, so every rank gets the same bits.
+//
+// When every rank's buffers lie in weftMemAlloc memory, the operation skips the staging areas
+// and goes mapped instead (collectives/mapped.h): each rank posts where its buffers are, and once
+// all have posted, all go mapped or all go staged. A rank whose own buffers rule it out stages
+// at once.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +33,7 @@
 #include <vector>
 
 #include "collectives/direct.h"
+#include "collectives/mapped.h"
 #include "collectives/progressable.h"
 #include "collectives/reduce.h"
 #include "collectives/schedule.h"
@@ -47,13 +53,17 @@ class StagedOp : public GroupOp {
 
   // Whether this call's drain copies its output out with non-temporal stores.
   bool streamsOutput() const { return streamOut_; }
+  // Whether this call went mapped instead (known once every rank has posted).
+  bool wentMapped() const { return mapped_; }
 
   Status progress(bool* progressed) override;
   bool done() const override { return state_ == State::kDone; }
   std::string describeWait() const override;
 
  private:
-  enum class State { kWaitSlot, kRunning, kDone };
+  // kDeciding: posted, waiting for every rank's post to choose mapped or staged; kMapped:
+  // this rank's share of the mapped work; kWaitMapped: for every other rank's.
+  enum class State { kWaitSlot, kDeciding, kRunning, kMapped, kWaitMapped, kDone };
   // The stages, as they index SlotControl::chunksDone.
   enum Stage : int { kStage, kCombine, kDrain };
 
@@ -79,9 +89,23 @@ class StagedOp : public GroupOp {
   void drain(size_t i);
   void copyOut(char* to, const char* from, size_t bytes) const;
 
+  // Mapped instead of staged: whether every rank posted buffers in weftMemAlloc memory, their
+  // addresses here, this rank's share of the work, and waiting for everyone else's.
+  bool everyRankMapped() const;
+  Status mapPeers(MappedBuffers* out);
+  Status decide(bool* progressed);
+  void runMapped(bool* progressed);
+  bool allMapped();
+
   State state_ = State::kDone;
   bool peersChecked_ = false;
   bool streamOut_ = false;
+  size_t streamBytes_ = 0;
+  MappedPost mine_;      // where this rank's buffers are, as posted
+  bool mayMap_ = false;  // this rank's buffers allow the mapped form
+  bool mapped_ = false;  // every rank's do: going mapped
+  MappedWork work_;
+  size_t nextPiece_ = 0;
 
   uint64_t base_ = 0;           // the communicator's count of chunks before this operation's
   size_t chunks_ = 0;           // this operation's chunks

@@ -31,9 +31,10 @@ struct SlotControl {
   // Staged collectives: how many chunks this rank has staged, combined and drained since the
   // communicator began (all ranks go through the same chunks), in that order.
   alignas(64) std::atomic<uint64_t> chunksDone[3];
-  // Single-copy collectives (collectives/single_copy.h): the latest operation whose reads from
-  // the peers' buffers this rank has finished. Its buffers stay put until its readers' are.
-  alignas(64) std::atomic<uint64_t> readsDone;
+  // Single-copy and mapped collectives (collectives/single_copy.h, mapped.h): the latest
+  // operation whose reads from (and writes to) the peers' buffers this rank has finished. Its
+  // own buffers stay put until the peers' that touch them are.
+  alignas(64) std::atomic<uint64_t> opsDone;
   // Set once by the owner before its peers connect: its process, and where this word sits in
   // its own address space, holding its own address (what a peer's probe reads and compares).
   alignas(64) int32_t pid;

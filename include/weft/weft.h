@@ -159,6 +159,12 @@ weftResult_t weftBarrier(weftComm_t comm, weftStream_t stream);
 weftResult_t weftGroupStart(void);
 weftResult_t weftGroupEnd(void);
 
+/* Memory the ranks of a communicator on one host can map (as ncclMemAlloc): collectives above
+ * WEFT_DIRECT_BYTES whose buffers are such memory on every rank read and write each other's
+ * buffers in place instead of staging them. Free it with weftMemFree. */
+weftResult_t weftMemAlloc(void** ptr, size_t size);
+weftResult_t weftMemFree(void* ptr);
+
 /* CPU streams: calls on a stream return at once and run in order on its worker thread. */
 weftResult_t weftStreamCreate(weftStream_t* stream);
 /* Waits for all work queued so far; returns the first error it met. */

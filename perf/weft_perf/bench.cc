@@ -18,14 +18,6 @@ namespace {
 
 constexpr size_t kAlign = 4096;
 
-char* allocate(size_t bytes) {
-  size_t rounded = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
-  char* p = static_cast<char*>(std::aligned_alloc(kAlign, rounded));
-  if (p == nullptr) throw std::bad_alloc();
-  std::memset(p, 0, rounded);  // touch every page now, not inside a timed loop
-  return p;
-}
-
 }  // namespace
 
 void checkWeft(weftResult_t result, const char* call, weftComm_t comm) {
@@ -35,7 +27,24 @@ void checkWeft(weftResult_t result, const char* call, weftComm_t comm) {
 }
 
 void Bench::Buffer::operator()(char* p) const {
-  std::free(p);
+  if (shared) {
+    weftMemFree(p);
+  } else {
+    std::free(p);
+  }
+}
+
+std::unique_ptr<char, Bench::Buffer> Bench::allocate(size_t bytes) const {
+  size_t rounded = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+  void* p = nullptr;
+  if (o_.sharedBuffers) {
+    checkWeft(weftMemAlloc(&p, rounded), "weftMemAlloc", comm_);
+  } else {
+    p = std::aligned_alloc(kAlign, rounded);
+    if (p == nullptr) throw std::bad_alloc();
+  }
+  std::memset(p, 0, rounded);  // touch every page now, not inside a timed loop
+  return std::unique_ptr<char, Buffer>(static_cast<char*>(p), Buffer{o_.sharedBuffers});
 }
 
 Bench::Bench(const Options& o, weftComm_t comm, weftStream_t stream, int rank, int nranks)
@@ -47,7 +56,8 @@ Bench::Bench(const Options& o, weftComm_t comm, weftStream_t stream, int rank, i
       bufferBytes_(o.maxBytes),
       send_(allocate(o.maxBytes)),
       recv_(allocate(o.maxBytes)),
-      expected_(o.check > 0 ? allocate(o.maxBytes) : nullptr) {}
+      expected_(o.check > 0 ? allocate(o.maxBytes)
+                            : std::unique_ptr<char, Buffer>(nullptr, Buffer{false})) {}
 
 Bench::~Bench() = default;
 

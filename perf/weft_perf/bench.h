@@ -42,8 +42,10 @@ class Bench {
     int root;
   };
   struct Buffer {
+    bool shared;  // from weftMemAlloc
     void operator()(char* p) const;
   };
+  std::unique_ptr<char, Buffer> allocate(size_t bytes) const;
 
   void runCase(const Case& c);
   void warmUp(const Case& c, size_t bytes);

@@ -119,7 +119,7 @@ ParseResult parseOptions(int argc, const char* const* argv) {
   ParseResult result;
   std::optional<Coll> fromProgramName = collFromName(baseName(argc > 0 ? argv[0] : nullptr));
   std::string collName, typeName = "float", opName = "sum";
-  int threads = 1, gpus = 1, blocking = 0, average = 3;
+  int threads = 1, gpus = 1, blocking = 0, average = 3, registered = 0;
   size_t stepFactor = o.stepFactor;
 
   CLI::App app(kDescription, "weft-perf");
@@ -141,6 +141,10 @@ ParseResult parseOptions(int argc, const char* const* argv) {
   app.add_option("-r,--root", o.root, "Root of broadcast and reduce, -1 for all (default 0)");
   app.add_option("-z,--blocking", blocking,
                  "1: blocking calls on the NULL stream; 0: a weft CPU stream (default 0)");
+  app.add_option("-R,--local_register", registered,
+                 "1: buffers from weftMemAlloc, which ranks on one host map, so collectives go "
+                 "mapped; 0: aligned_alloc (default 0)")
+      ->check(CLI::Range(0, 1));
   app.add_option("-a,--average", average,
                  "Time across ranks: 0 rank 0, 1 average, 2 min, 3 max (default 3)");
   app.add_option("-t,--nthreads", threads, "Threads per process: only 1");
@@ -166,6 +170,7 @@ ParseResult parseOptions(int argc, const char* const* argv) {
   if (error.empty()) error = expandOps(opName, o);
   o.stepFactor = stepFactor;
   o.blocking = blocking != 0;
+  o.sharedBuffers = registered != 0;
   if (error.empty()) error = checkRanges(o, threads, gpus, average);
   if (!error.empty()) {
     result.exitCode = 2;

@@ -27,8 +27,9 @@ struct Options {
   int check = 1;     // validation runs per measurement
   std::vector<TypeInfo> types = {typeInfo(weftFloat32)};
   std::vector<OpInfo> ops = {{weftSum, "sum"}};
-  int root = 0;           // -1: every rank in turn
-  bool blocking = false;  // true: NULL stream; false: a weft CPU stream
+  int root = 0;                // -1: every rank in turn
+  bool blocking = false;       // true: NULL stream; false: a weft CPU stream
+  bool sharedBuffers = false;  // buffers from weftMemAlloc (-R 1), as nccl-tests' -R
   TimeAcrossRanks timeAcrossRanks = TimeAcrossRanks::kMax;
 };
 

@@ -22,6 +22,7 @@ std::string headerLines(const Options& o) {
       o.minBytes, o.maxBytes, factor ? o.stepFactor : o.stepBytes, factor ? "factor" : "bytes",
       o.warmupIters, o.iters, o.aggIters, o.check);
   if (o.blocking) s += "# Blocking Enabled: NULL stream, each call returns when it is done\n";
+  if (o.sharedBuffers) s += "# Buffers from weftMemAlloc: ranks on one host map each other's\n";
   s += "#\n# Using devices\n";
   return s;
 }

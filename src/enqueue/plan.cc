@@ -127,6 +127,10 @@ std::string PhaseLabel::describe() const {
 }
 
 void Phase::finish() const {
+  if (staged != nullptr && staged->wentMapped()) {
+    WEFT_TRACE(kColl, "%s went mapped: every rank's buffers are weftMemAlloc memory",
+               label.describe().c_str());
+  }
   if (averageBuffer != nullptr && averageCount > 0) {
     finishAverage(averageBuffer, averageCount, type, averageDivisor);
   }
@@ -169,6 +173,7 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
       comm.stagedOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce,
                             signatureOf(op) ^ kStagedMark, comm.config().shmStreamBytes);
       out->runnable = &comm.stagedOp();
+      out->staged = &comm.stagedOp();
       out->label.path = PhaseLabel::Path::kStaged;
       out->label.streamed = comm.stagedOp().streamsOutput();
       return okStatus();

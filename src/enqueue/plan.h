@@ -12,6 +12,7 @@
 #include "collectives/executor.h"
 #include "collectives/placement.h"
 #include "collectives/progressable.h"
+#include "collectives/staged.h"
 #include "src/base/status.h"
 #include "src/enqueue/op.h"
 
@@ -46,6 +47,7 @@ struct PhaseLabel {
 struct Phase {
   Progressable* runnable = nullptr;  // a cached or owned executor, or the direct operation
   std::unique_ptr<Executor> owned;   // for phases that are not cached
+  const StagedOp* staged = nullptr;  // the staged operation, which may go mapped instead
   PhaseLabel label;
   // An average is a sum until this divides the result.
   void* averageBuffer = nullptr;

@@ -7,11 +7,19 @@
 #include <string>
 
 #include "tests/api/reference.h"
+#include "tests/api/weft_mem_allocator.h"
 
 namespace weft::test {
 namespace {
 
 constexpr char kSentinel = 0x5a;
+
+using Bytes = std::vector<char, WeftMemAllocator<char>>;
+
+Bytes encoded(weftDataType_t type, const std::vector<double>& values) {
+  std::vector<char> e = encode(type, values);
+  return Bytes(e.begin(), e.end());
+}
 
 struct Ctx {
   weftComm_t comm;
@@ -38,8 +46,8 @@ std::string label(const char* coll, weftDataType_t type, weftRedOp_t op, size_t 
 
 void allReduce(const Ctx& c, weftDataType_t type, weftRedOp_t op, size_t count, bool inPlace) {
   SCOPED_TRACE(label("all_reduce", type, op, count, inPlace));
-  std::vector<char> send = encode(type, inputs(c.rank, 0, count, op, type));
-  std::vector<char> recv(send.size(), kSentinel);
+  Bytes send = encoded(type, inputs(c.rank, 0, count, op, type));
+  Bytes recv(send.size(), kSentinel);
   void* out = inPlace ? send.data() : recv.data();
   finish(c, weftAllReduce(send.data(), out, count, type, op, c.comm, c.stream));
   EXPECT_EQ(compare(type, op, c.n, out, reduceAcrossRanks(c.n, 0, count, op, type)), "");
@@ -48,15 +56,15 @@ void allReduce(const Ctx& c, weftDataType_t type, weftRedOp_t op, size_t count, 
 void reduce(const Ctx& c, weftDataType_t type, weftRedOp_t op, size_t count, bool inPlace,
             int root) {
   SCOPED_TRACE(label("reduce", type, op, count, inPlace, root));
-  std::vector<char> send = encode(type, inputs(c.rank, 0, count, op, type));
-  const std::vector<char> original = send;
-  std::vector<char> recv(send.size(), kSentinel);
+  Bytes send = encoded(type, inputs(c.rank, 0, count, op, type));
+  const Bytes original = send;
+  Bytes recv(send.size(), kSentinel);
   void* out = inPlace ? send.data() : recv.data();
   finish(c, weftReduce(send.data(), out, count, type, op, root, c.comm, c.stream));
   if (c.rank == root) {
     EXPECT_EQ(compare(type, op, c.n, out, reduceAcrossRanks(c.n, 0, count, op, type)), "");
   } else if (!inPlace) {
-    EXPECT_EQ(recv, std::vector<char>(recv.size(), kSentinel)) << "a non-root's recvbuff changed";
+    EXPECT_EQ(recv, Bytes(recv.size(), kSentinel)) << "a non-root's recvbuff changed";
     EXPECT_EQ(send, original) << "a non-root's sendbuff changed";
   }
 }
@@ -64,9 +72,8 @@ void reduce(const Ctx& c, weftDataType_t type, weftRedOp_t op, size_t count, boo
 void broadcast(const Ctx& c, weftDataType_t type, size_t count, bool inPlace, int root) {
   SCOPED_TRACE(label("broadcast", type, weftSum, count, inPlace, root));
   std::vector<double> rootData = inputs(root, 0, count, weftSum, type);
-  std::vector<char> send =
-      c.rank == root ? encode(type, rootData) : std::vector<char>(count * sizeOf(type), kSentinel);
-  std::vector<char> recv(send.size(), kSentinel);
+  Bytes send = c.rank == root ? encoded(type, rootData) : Bytes(count * sizeOf(type), kSentinel);
+  Bytes recv(send.size(), kSentinel);
   void* out = inPlace ? send.data() : recv.data();
   finish(c, weftBroadcast(send.data(), out, count, type, root, c.comm, c.stream));
   EXPECT_EQ(compare(type, weftSum, 1, out, rootData), "");
@@ -76,8 +83,8 @@ void reduceScatter(const Ctx& c, weftDataType_t type, weftRedOp_t op, size_t cou
   SCOPED_TRACE(label("reduce_scatter", type, op, count, inPlace));
   const size_t total = count * static_cast<size_t>(c.n);
   const size_t es = sizeOf(type);
-  std::vector<char> send = encode(type, inputs(c.rank, 0, total, op, type));
-  std::vector<char> recv(count * es, kSentinel);
+  Bytes send = encoded(type, inputs(c.rank, 0, total, op, type));
+  Bytes recv(count * es, kSentinel);
   void* out = inPlace ? send.data() + static_cast<size_t>(c.rank) * count * es : recv.data();
   finish(c, weftReduceScatter(send.data(), out, count, type, op, c.comm, c.stream));
   const size_t base = static_cast<size_t>(c.rank) * count;
@@ -87,8 +94,8 @@ void reduceScatter(const Ctx& c, weftDataType_t type, weftRedOp_t op, size_t cou
 void allGather(const Ctx& c, weftDataType_t type, size_t count, bool inPlace) {
   SCOPED_TRACE(label("all_gather", type, weftSum, count, inPlace));
   const size_t es = sizeOf(type);
-  std::vector<char> mine = encode(type, inputs(c.rank, 0, count, weftSum, type));
-  std::vector<char> recv(count * es * static_cast<size_t>(c.n), kSentinel);
+  Bytes mine = encoded(type, inputs(c.rank, 0, count, weftSum, type));
+  Bytes recv(count * es * static_cast<size_t>(c.n), kSentinel);
   const void* in = mine.data();
   if (inPlace) {
     char* slot = recv.data() + static_cast<size_t>(c.rank) * count * es;
@@ -116,8 +123,8 @@ void allToAll(const Ctx& c, weftDataType_t type, size_t count) {
     auto b = block(c.rank, p, count, type);
     sendVals.insert(sendVals.end(), b.begin(), b.end());
   }
-  std::vector<char> send = encode(type, sendVals);
-  std::vector<char> recv(send.size(), kSentinel);
+  Bytes send = encoded(type, sendVals);
+  Bytes recv(send.size(), kSentinel);
   finish(c, weftAllToAll(send.data(), recv.data(), count, type, c.comm, c.stream));
   std::vector<double> expected;
   for (int r = 0; r < c.n; ++r) {
@@ -152,8 +159,8 @@ void allToAllv(const Ctx& c, weftDataType_t type, size_t scale) {
     auto b = block(c.rank, p, sc[p], type);
     std::copy(b.begin(), b.end(), sendVals.begin() + static_cast<long>(sd[p]));
   }
-  std::vector<char> send = encode(type, sendVals);
-  std::vector<char> recv(recvTotal * sizeOf(type), kSentinel);
+  Bytes send = encoded(type, sendVals);
+  Bytes recv(recvTotal * sizeOf(type), kSentinel);
   finish(c, weftAllToAllv(send.data(), sc.data(), sd.data(), recv.data(), rc.data(), rd.data(),
                           type, c.comm, c.stream));
   for (int p = 0; p < c.n; ++p) {
@@ -167,6 +174,10 @@ void allToAllv(const Ctx& c, weftDataType_t type, size_t scale) {
 }
 
 }  // namespace
+
+void useWeftMemAlloc(bool on) {
+  weftMemAllocInForce() = on;
+}
 
 const char* nameOf(Coll coll) {
   static const char* kNames[] = {"AllReduce", "Broadcast", "Reduce",   "ReduceScatter",

@@ -28,6 +28,10 @@ const char* nameOf(Coll coll);
 // collective moves about the same bytes).
 std::vector<size_t> standardCounts(Coll coll, int nranks);
 
+// Whether the buffers the checks allocate from now on come from weftMemAlloc, so that the
+// collectives of an all-local communicator go mapped (collectives/mapped.h).
+void useWeftMemAlloc(bool on);
+
 // Runs coll for all types (and ops, where it reduces), counts, in place and out of place; at the
 // largest count, ops other than sum only for int32, float32 and float16.
 void checkCollective(weftComm_t comm, Coll coll, const std::vector<size_t>& counts,

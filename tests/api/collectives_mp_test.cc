@@ -1,5 +1,7 @@
 // Every collective with 1, 2, 3, 4, 5 and 8 ranks as processes (oversubscribed on small
-// machines), over shared memory and over tcp, for every type, operator, count and placement.
+// machines), over shared memory and over tcp, for every type, operator, count and placement;
+// and over shared memory with buffers from weftMemAlloc ("mapped": the larger counts then go
+// mapped instead of staged), at 2, 3 and 5 ranks.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -14,12 +16,18 @@ namespace {
 
 using Param = std::tuple<Coll, int, const char*>;
 
+bool mapped(const std::string& transport) {
+  return transport == "mapped";
+}
+
 class CollectivesMp : public ::testing::TestWithParam<Param> {};
 
 TEST_P(CollectivesMp, MatchesReference) {
   const auto [coll, nranks, transport] = GetParam();
   auto results = runProcesses(
-      nranks, {{"WEFT_TRANSPORT", transport}, {"WEFT_TIMEOUT", "120"}}, [coll = coll](int rank) {
+      nranks, {{"WEFT_TRANSPORT", mapped(transport) ? "shm" : transport}, {"WEFT_TIMEOUT", "120"}},
+      [coll = coll, transport = transport](int rank) {
+        useWeftMemAlloc(mapped(transport));
         weftComm_t comm = nullptr;
         weftResult_t r = weftCommInitFromEnv(&comm);
         ASSERT_EQ(r, weftSuccess) << "rank " << rank << ": " << weftGetLastError(nullptr);
@@ -40,6 +48,13 @@ INSTANTIATE_TEST_SUITE_P(All, CollectivesMp,
                          ::testing::Combine(::testing::ValuesIn(kAllColls),
                                             ::testing::Values(1, 2, 3, 4, 5, 8),
                                             ::testing::Values("shm", "tcp")),
+                         paramName);
+INSTANTIATE_TEST_SUITE_P(Mapped, CollectivesMp,
+                         ::testing::Combine(::testing::Values(Coll::kAllReduce, Coll::kBroadcast,
+                                                              Coll::kReduce, Coll::kReduceScatter,
+                                                              Coll::kAllGather, Coll::kAllToAll),
+                                            ::testing::Values(2, 3, 5),
+                                            ::testing::Values("mapped")),
                          paramName);
 
 }  // namespace

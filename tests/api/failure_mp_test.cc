@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -28,10 +29,11 @@ using Clock = std::chrono::steady_clock;
 struct KilledCase {
   const char* transport;
   bool allToAll;  // large all-to-alls (single copy over shm, turned on) instead of all-reduces
+  bool mapped = false;  // all-reduces in weftMemAlloc memory, which go mapped over shm
 };
 
 void PrintTo(const KilledCase& c, std::ostream* os) {
-  *os << c.transport << (c.allToAll ? " all_to_all" : " all_reduce");
+  *os << c.transport << (c.allToAll ? " all_to_all" : " all_reduce") << (c.mapped ? " mapped" : "");
 }
 
 class KilledRank : public ::testing::TestWithParam<KilledCase> {};
@@ -49,7 +51,15 @@ TEST_P(KilledRank, PeersGetAnErrorWithinTheTimeout) {
       [&](int rank) {
         weftComm_t comm = nullptr;
         ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
-        std::vector<float> buf(4u << 20, 1.0f), out(buf.size());
+        std::vector<float> heap(4u << 20, 1.0f), out(heap.size());
+        float* buf = heap.data();
+        const size_t count = heap.size();
+        void* shared = nullptr;
+        if (c.mapped) {
+          ASSERT_EQ(weftMemAlloc(&shared, count * sizeof(float)), weftSuccess);
+          buf = static_cast<float*>(shared);
+          std::fill(buf, buf + count, 1.0f);
+        }
         if (rank == 3) {
           std::thread([] {
             std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -61,10 +71,8 @@ TEST_P(KilledRank, PeersGetAnErrorWithinTheTimeout) {
         Clock::time_point lastStart;
         for (int i = 0; i < 100000 && r == weftSuccess; ++i) {
           lastStart = Clock::now();
-          r = c.allToAll
-                  ? weftAllToAll(buf.data(), out.data(), buf.size() / 4, weftFloat32, comm, nullptr)
-                  : weftAllReduce(buf.data(), buf.data(), buf.size(), weftFloat32, weftMax, comm,
-                                  nullptr);
+          r = c.allToAll ? weftAllToAll(buf, out.data(), count / 4, weftFloat32, comm, nullptr)
+                         : weftAllReduce(buf, buf, count, weftFloat32, weftMax, comm, nullptr);
         }
         failedAt = Clock::now();
         ASSERT_NE(r, weftSuccess) << "all-reduce kept succeeding without rank 3";
@@ -76,6 +84,7 @@ TEST_P(KilledRank, PeersGetAnErrorWithinTheTimeout) {
         EXPECT_EQ(weftCommGetAsyncError(comm, &async), weftSuccess);
         EXPECT_NE(async, weftSuccess);
         EXPECT_EQ(weftCommAbort(comm), weftSuccess);
+        EXPECT_EQ(weftMemFree(shared), weftSuccess);
       },
       60);
   ASSERT_EQ(results.size(), 4u);
@@ -86,10 +95,11 @@ TEST_P(KilledRank, PeersGetAnErrorWithinTheTimeout) {
 
 INSTANTIATE_TEST_SUITE_P(Transports, KilledRank,
                          ::testing::Values(KilledCase{"shm", false}, KilledCase{"tcp", false},
-                                           KilledCase{"shm", true}),
+                                           KilledCase{"shm", true}, KilledCase{"shm", false, true}),
                          [](const auto& info) {
                            return std::string(info.param.transport) +
-                                  (info.param.allToAll ? "AllToAll" : "AllReduce");
+                                  (info.param.allToAll ? "AllToAll" : "AllReduce") +
+                                  (info.param.mapped ? "Mapped" : "");
                          });
 
 int connectTo(int port) {

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "tests/api/process_ranks.h"
+#include "tests/api/weft_mem_allocator.h"
 #include "tests/transports/forbid_cross_memory.h"
 #include "weft/weft.h"
 
@@ -234,6 +236,91 @@ TEST_P(SingleCopy, IsExactAndTraced) {
 
 INSTANTIATE_TEST_SUITE_P(All, SingleCopy, ::testing::Bool(), [](const auto& info) {
   return info.param ? "RefusedByOneRank" : "Allowed";
+});
+
+// Buffers from weftMemAlloc on every rank: every collective above the direct size goes mapped
+// (the trace says so) and is exact, also after the buffers are freed and allocated again (the
+// peers' mappings of the old ones must not serve the new). One rank on the heap makes them all
+// stage, but for broadcasts from another root, which read only the root's buffer.
+class Mapped : public ::testing::TestWithParam<bool> {};
+
+using Ints = std::vector<int32_t, WeftMemAllocator<int32_t>>;
+
+TEST_P(Mapped, IsExactAndTraced) {
+  const bool oneOnHeap = GetParam();
+  const RankFiles logs("mapped-test");
+  const size_t block = 100003;
+  auto results =
+      runProcesses(3, {{"WEFT_DEBUG", "TRACE"}, {"WEFT_DEBUG_SUBSYS", "COLL"}}, [&](int rank) {
+        logs.route(rank);
+        weftComm_t comm = nullptr;
+        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
+        weftMemAllocInForce() = !(oneOnHeap && rank == 2);
+        for (int round = 0; round < 3; ++round) {  // new buffers each round
+          Ints send(3 * block), out(3 * block);
+          for (size_t i = 0; i < send.size(); ++i)
+            send[i] = valueOf(rank, i + static_cast<size_t>(round));
+          auto value = [&](int r, size_t i) { return valueOf(r, i + static_cast<size_t>(round)); };
+          ASSERT_EQ(
+              weftAllReduce(send.data(), out.data(), 3 * block, weftInt32, weftSum, comm, nullptr),
+              weftSuccess)
+              << weftGetLastError(comm);
+          for (size_t i = 0; i < 3 * block; ++i)
+            ASSERT_EQ(out[i], value(0, i) + value(1, i) + value(2, i)) << "all_reduce " << i;
+          ASSERT_EQ(
+              weftReduceScatter(send.data(), out.data(), block, weftInt32, weftSum, comm, nullptr),
+              weftSuccess);
+          for (size_t i = 0; i < block; ++i) {
+            const size_t at = rank * block + i;
+            ASSERT_EQ(out[i], value(0, at) + value(1, at) + value(2, at)) << "reduce_scatter";
+          }
+          ASSERT_EQ(
+              weftReduce(send.data(), out.data(), block, weftInt32, weftSum, 1, comm, nullptr),
+              weftSuccess);
+          for (size_t i = 0; i < block && rank == 1; ++i)
+            ASSERT_EQ(out[i], value(0, i) + value(1, i) + value(2, i)) << "reduce " << i;
+          ASSERT_EQ(weftAllToAll(send.data(), out.data(), block, weftInt32, comm, nullptr),
+                    weftSuccess);
+          for (size_t i = 0; i < 3 * block; ++i) {
+            ASSERT_EQ(out[i], value(static_cast<int>(i / block), rank * block + i % block))
+                << "all_to_all " << i;
+          }
+          ASSERT_EQ(weftAllGather(send.data(), out.data(), block, weftInt32, comm, nullptr),
+                    weftSuccess);
+          for (size_t i = 0; i < 3 * block; ++i)
+            ASSERT_EQ(out[i], value(static_cast<int>(i / block), i % block)) << "all_gather";
+          for (int root : {0, 2}) {
+            ASSERT_EQ(
+                weftBroadcast(send.data(), out.data(), 3 * block, weftInt32, root, comm, nullptr),
+                weftSuccess);
+            for (size_t i = 0; i < 3 * block; ++i)
+              ASSERT_EQ(out[i], value(root, i)) << "broadcast from " << root << ", " << i;
+          }
+        }
+        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+      });
+  expectAllOk(results);
+  for (int rank = 0; rank < 3; ++rank) {
+    std::string text = logs.take(rank);
+    for (const char* coll :
+         {"all_reduce", "reduce_scatter", "reduce", "all_to_all", "all_gather", "broadcast"}) {
+      size_t wentMapped = 0;
+      std::istringstream lines(text);
+      for (std::string line; std::getline(lines, line);) {
+        wentMapped += line.find(" " + std::string(coll) + " #") != std::string::npos &&
+                      line.find("went mapped") != std::string::npos;
+      }
+      // A broadcast needs only the root's buffer: from rank 0 it goes mapped either way.
+      const bool broadcast = std::string(coll) == "broadcast";
+      const size_t expected = broadcast ? (oneOnHeap ? 3u : 6u) : (oneOnHeap ? 0u : 3u);
+      EXPECT_EQ(wentMapped, expected) << coll << "\n" << text;
+      EXPECT_TRUE(logged(text, coll, "staged)")) << coll << "\n" << text;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Mapped, ::testing::Bool(), [](const auto& info) {
+  return info.param ? "OneRankOnTheHeap" : "EveryRank";
 });
 
 // Ranks that disagree on the count of a staged all-reduce get an error, not a hang or a copy

@@ -1,8 +1,11 @@
 // Staged collectives for 1..9 virtual ranks in this thread: slots and staging areas on the heap,
 // every rank's result checked against plain loops. Small staging areas make every operation
 // wrap the ring of chunks many times, and operations of different kinds follow each other on
-// the same ranks, as the chunk counters carry over from one to the next.
+// the same ranks, as the chunk counters carry over from one to the next. Every case runs twice:
+// with buffers on the heap (staged), and in weftMemAlloc memory (mapped: each virtual rank maps
+// the others' buffers through /proc/self/fd, as a peer process would).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <memory>
@@ -11,18 +14,23 @@
 
 #include "collectives/reduce.h"
 #include "collectives/staged.h"
+#include "tests/api/weft_mem_allocator.h"
 #include "tests/collectives/virtual_ranks.h"
 
 namespace weft {
 namespace {
+
+// Buffers on the heap, or in weftMemAlloc memory while gShared is true.
+using Buf = std::vector<int32_t, test::WeftMemAllocator<int32_t>>;
+bool& gShared = test::weftMemAllocInForce();
 
 // Rank r's input element i.
 int32_t input(int r, size_t i) {
   return static_cast<int32_t>((r + 1) * 1000 + static_cast<int>(i % 997)) * (r % 2 ? -1 : 1);
 }
 
-std::vector<int32_t> inputs(int r, size_t count, size_t from = 0) {
-  std::vector<int32_t> v(count);
+Buf inputs(int r, size_t count, size_t from = 0) {
+  Buf v(count);
   for (size_t i = 0; i < count; ++i)
     v[i] = input(r, from + i);
   return v;
@@ -43,6 +51,7 @@ struct Ranks {
     std::vector<const SlotArea*> pointers;
     for (int r = 0; r < n; ++r) {
       controls[r] = std::make_unique<SlotControl>();
+      controls[r]->pid = getpid();  // where mapped operations find the ranks' buffers
       staging[r].assign(stagingBytes, 0);
       areas[r].control = controls[r].get();
       areas[r].staging = staging[r].data();
@@ -61,7 +70,15 @@ struct Ranks {
                  sizeof(int32_t), reduce, signature, streamBytes);
   }
 
-  Status finish() { return test::progressUntilDone(ops, 100000); }
+  // Runs every rank's operation to the end; they must all have gone mapped, or all staged, as
+  // gShared says (every buffer is weftMemAlloc memory, or none is).
+  Status finish() {
+    WEFT_RETURN_IF_ERROR(test::progressUntilDone(ops, 100000));
+    for (const StagedOp& op : ops) {
+      if (op.wentMapped() != gShared) return Status(weftInternalError, "the wrong path");
+    }
+    return okStatus();
+  }
 
   size_t streamBytes;
   std::vector<std::unique_ptr<SlotControl>> controls;
@@ -76,23 +93,26 @@ struct Param {
   size_t count;
   bool inPlace;
   size_t stagingBytes;
+  bool mapped = false;
 };
 
 class Staged : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
     const Param& p = GetParam();
+    gShared = p.mapped;
     ranks = std::make_unique<Ranks>(p.n, p.stagingBytes);
   }
+  void TearDown() override { gShared = false; }
   std::unique_ptr<Ranks> ranks;
   ReduceFn sum = reduceFunction(weftInt32, weftSum);
 };
 
 TEST_P(Staged, AllReduce) {
-  const auto [n, count, inPlace, staging] = GetParam();
+  const auto [n, count, inPlace, staging, mapped] = GetParam();
   // Twice, so the second operation starts where the first left the counters.
   for (int round = 0; round < 2; ++round) {
-    std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(count, -7));
+    std::vector<Buf> in(n), out(n, Buf(count, -7));
     for (int r = 0; r < n; ++r) {
       in[r] = inputs(r, count);
       ranks->start(r, CollKind::kAllReduce, count, 0, in[r].data(),
@@ -100,7 +120,7 @@ TEST_P(Staged, AllReduce) {
     }
     ASSERT_TRUE(ranks->finish().ok());
     for (int r = 0; r < n; ++r) {
-      const std::vector<int32_t>& got = inPlace ? in[r] : out[r];
+      const Buf& got = inPlace ? in[r] : out[r];
       for (size_t i = 0; i < count; ++i)
         ASSERT_EQ(got[i], sumAt(n, i)) << "round " << round << " rank " << r << " element " << i;
     }
@@ -108,32 +128,32 @@ TEST_P(Staged, AllReduce) {
 }
 
 TEST_P(Staged, Reduce) {
-  const auto [n, count, inPlace, staging] = GetParam();
+  const auto [n, count, inPlace, staging, mapped] = GetParam();
   for (int root : {0, n - 1}) {
-    std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(count, -7));
+    std::vector<Buf> in(n), out(n, Buf(count, -7));
     for (int r = 0; r < n; ++r) {
       in[r] = inputs(r, count);
       ranks->start(r, CollKind::kReduce, count, root, in[r].data(),
                    inPlace ? in[r].data() : out[r].data(), sum);
     }
     ASSERT_TRUE(ranks->finish().ok());
-    const std::vector<int32_t>& got = inPlace ? in[root] : out[root];
+    const Buf& got = inPlace ? in[root] : out[root];
     for (size_t i = 0; i < count; ++i)
       ASSERT_EQ(got[i], sumAt(n, i)) << "root " << root << " element " << i;
     for (int r = 0; r < n; ++r) {
       if (r == root) continue;
       EXPECT_EQ(in[r], inputs(r, count)) << "rank " << r << "'s input changed";
       if (!inPlace) {
-        EXPECT_EQ(out[r], std::vector<int32_t>(count, -7)) << "rank " << r << "'s output changed";
+        EXPECT_EQ(out[r], Buf(count, -7)) << "rank " << r << "'s output changed";
       }
     }
   }
 }
 
 TEST_P(Staged, ReduceScatter) {
-  const auto [n, count, inPlace, staging] = GetParam();
+  const auto [n, count, inPlace, staging, mapped] = GetParam();
   const size_t total = count * static_cast<size_t>(n);
-  std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(count, -7));
+  std::vector<Buf> in(n), out(n, Buf(count, -7));
   for (int r = 0; r < n; ++r) {
     in[r] = inputs(r, total);
     void* recv = inPlace ? in[r].data() + static_cast<size_t>(r) * count : out[r].data();
@@ -148,9 +168,9 @@ TEST_P(Staged, ReduceScatter) {
 }
 
 TEST_P(Staged, AllGather) {
-  const auto [n, count, inPlace, staging] = GetParam();
+  const auto [n, count, inPlace, staging, mapped] = GetParam();
   const size_t total = count * static_cast<size_t>(n);
-  std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(total, -7));
+  std::vector<Buf> in(n), out(n, Buf(total, -7));
   for (int r = 0; r < n; ++r) {
     in[r] = inputs(r, count);
     const int32_t* send = in[r].data();
@@ -170,11 +190,11 @@ TEST_P(Staged, AllGather) {
 }
 
 TEST_P(Staged, Broadcast) {
-  const auto [n, count, inPlace, staging] = GetParam();
+  const auto [n, count, inPlace, staging, mapped] = GetParam();
   for (int root : {0, n / 2, n - 1}) {
-    std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(count, -7));
+    std::vector<Buf> in(n), out(n, Buf(count, -7));
     for (int r = 0; r < n; ++r) {
-      in[r] = r == root ? inputs(r, count) : std::vector<int32_t>(count, -3);
+      in[r] = r == root ? inputs(r, count) : Buf(count, -3);
       ranks->start(r, CollKind::kBroadcast, count, root, in[r].data(),
                    inPlace ? in[r].data() : out[r].data(), nullptr);
     }
@@ -188,9 +208,9 @@ TEST_P(Staged, Broadcast) {
 class StagedOutOfPlace : public Staged {};
 
 TEST_P(StagedOutOfPlace, AllToAll) {
-  const auto [n, count, inPlace, staging] = GetParam();
+  const auto [n, count, inPlace, staging, mapped] = GetParam();
   const size_t total = count * static_cast<size_t>(n);
-  std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(total, -7));
+  std::vector<Buf> in(n), out(n, Buf(total, -7));
   for (int r = 0; r < n; ++r) {
     in[r] = inputs(r, total);
     ranks->start(r, CollKind::kAllToAll, count, 0, in[r].data(), out[r].data(), nullptr);
@@ -209,12 +229,14 @@ std::vector<Param> params() {
   for (int n : {1, 2, 3, 4, 5, 8, 9}) {
     // The smallest staging area that holds a line per rank in each chunk, and the default.
     const size_t small = 8 * 64 * static_cast<size_t>(n);
-    for (size_t count : {size_t{1}, size_t{7}, size_t{1000}, size_t{70001}}) {
-      for (bool inPlace : {false, true})
-        out.push_back({n, count, inPlace, small});
+    for (bool mapped : {false, true}) {
+      for (size_t count : {size_t{1}, size_t{7}, size_t{1000}, size_t{70001}}) {
+        for (bool inPlace : {false, true})
+          out.push_back({n, count, inPlace, small, mapped});
+      }
+      out.push_back({n, 300007, false, size_t{2} << 20, mapped});
+      out.push_back({n, 300007, true, size_t{2} << 20, mapped});
     }
-    out.push_back({n, 300007, false, size_t{2} << 20});
-    out.push_back({n, 300007, true, size_t{2} << 20});
   }
   return out;
 }
@@ -222,7 +244,7 @@ std::vector<Param> params() {
 std::string paramName(const ::testing::TestParamInfo<Param>& info) {
   return "np" + std::to_string(info.param.n) + "_count" + std::to_string(info.param.count) +
          "_staging" + std::to_string(info.param.stagingBytes) +
-         (info.param.inPlace ? "_inplace" : "");
+         (info.param.inPlace ? "_inplace" : "") + (info.param.mapped ? "_mapped" : "");
 }
 
 std::vector<Param> outOfPlace() {
@@ -237,14 +259,17 @@ INSTANTIATE_TEST_SUITE_P(All, Staged, ::testing::ValuesIn(params()), paramName);
 INSTANTIATE_TEST_SUITE_P(All, StagedOutOfPlace, ::testing::ValuesIn(outOfPlace()), paramName);
 
 // Operations of every kind, one after another on the same ranks, with sizes that leave the
-// chunk counters at odd places between them.
-void runMixedSequence(int n, size_t count, size_t stagingBytes, size_t streamBytes = SIZE_MAX) {
+// chunk counters at odd places between them. With `mapped`, every other operation has its
+// buffers in weftMemAlloc memory, so mapped and staged operations alternate on the counters.
+void runMixedSequence(int n, size_t count, size_t stagingBytes, size_t streamBytes = SIZE_MAX,
+                      bool mapped = false) {
   Ranks ranks(n, stagingBytes, streamBytes);
   ReduceFn sum = reduceFunction(weftInt32, weftSum);
   const size_t total = count * static_cast<size_t>(n);
   for (CollKind kind : {CollKind::kAllGather, CollKind::kAllReduce, CollKind::kAllToAll,
                         CollKind::kReduceScatter, CollKind::kBroadcast, CollKind::kAllReduce}) {
-    std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(total, 0));
+    gShared = mapped && !gShared;
+    std::vector<Buf> in(n), out(n, Buf(total, 0));
     for (int r = 0; r < n; ++r) {
       in[r] = inputs(r, total);
       ranks.start(r, kind, count, 1 % n, in[r].data(), out[r].data(), sum);
@@ -279,10 +304,13 @@ void runMixedSequence(int n, size_t count, size_t stagingBytes, size_t streamByt
 
 TEST(StagedSequence, MixedKinds) {
   for (int n : {2, 3, 5, 9}) {
-    SCOPED_TRACE("ranks " + std::to_string(n));
-    runMixedSequence(n, 70001, 8 * 64 * static_cast<size_t>(n));
-    runMixedSequence(n, 5003, size_t{64} << 10);
+    for (bool mapped : {false, true}) {
+      SCOPED_TRACE("ranks " + std::to_string(n) + (mapped ? ", mapped" : ""));
+      runMixedSequence(n, 70001, 8 * 64 * static_cast<size_t>(n), SIZE_MAX, mapped);
+      runMixedSequence(n, 5003, size_t{64} << 10, SIZE_MAX, mapped);
+    }
   }
+  gShared = false;
 }
 
 // The same with every output written by streaming stores (an output's size decides; 0 is
@@ -290,9 +318,37 @@ TEST(StagedSequence, MixedKinds) {
 TEST(StagedSequence, MixedKindsStreaming) {
   for (int n : {1, 2, 3, 5, 9}) {
     SCOPED_TRACE("ranks " + std::to_string(n));
-    for (size_t count : {size_t{1}, size_t{7}, size_t{1001}, size_t{70001}})
-      runMixedSequence(n, count, 8 * 64 * static_cast<size_t>(n), 0);
-    runMixedSequence(n, 300007, size_t{2} << 20, 0);
+    for (bool mapped : {false, true}) {
+      for (size_t count : {size_t{1}, size_t{7}, size_t{1001}, size_t{70001}})
+        runMixedSequence(n, count, 8 * 64 * static_cast<size_t>(n), 0, mapped);
+      runMixedSequence(n, 300007, size_t{2} << 20, 0, mapped);
+    }
+  }
+  gShared = false;
+}
+
+// One rank whose buffers are on the heap makes every rank stage, whichever posts first; the
+// others wait to see its post before they choose.
+TEST(StagedMapped, OneRankOffTheMappedMemoryStagesEveryone) {
+  const int n = 4;
+  const size_t count = 100003;
+  Ranks ranks(n, 64 << 10);
+  ReduceFn sum = reduceFunction(weftInt32, weftSum);
+  for (int heapRank : {0, n - 1}) {
+    std::vector<Buf> in(n), out(n);
+    for (int r = 0; r < n; ++r) {
+      gShared = r != heapRank;
+      in[r] = inputs(r, count);
+      out[r] = Buf(count, -7);
+    }
+    for (int r = 0; r < n; ++r)
+      ranks.start(r, CollKind::kAllReduce, count, 0, in[r].data(), out[r].data(), sum);
+    gShared = false;  // what finish() expects: staged
+    ASSERT_TRUE(ranks.finish().ok()) << "heap rank " << heapRank;
+    for (int r = 0; r < n; ++r) {
+      for (size_t i = 0; i < count; ++i)
+        ASSERT_EQ(out[r][i], sumAt(n, i)) << "heap rank " << heapRank << ", rank " << r;
+    }
   }
 }
 
@@ -344,7 +400,7 @@ TEST(StagedErrors, MismatchedCallsFail) {
 // says so.
 TEST(StagedErrors, WaitingNamesTheRankAndStage) {
   Ranks ranks(3, 64 << 10);
-  std::vector<std::vector<int32_t>> in(3, std::vector<int32_t>(50000, 1)), out(3, in[0]);
+  std::vector<Buf> in(3, Buf(50000, 1)), out(3, in[0]);
   ReduceFn sum = reduceFunction(weftInt32, weftSum);
   for (int r = 0; r < 2; ++r)
     ranks.start(r, CollKind::kAllReduce, 50000, 0, in[r].data(), out[r].data(), sum);
@@ -360,7 +416,7 @@ TEST(StagedErrors, WaitingNamesTheRankAndStage) {
   EXPECT_EQ(ranks.ops[0].pendingPeers(), (std::vector<int>{2}));
   ranks.start(2, CollKind::kAllReduce, 50000, 0, in[2].data(), out[2].data(), sum);
   ASSERT_TRUE(ranks.finish().ok());
-  EXPECT_EQ(out[1], std::vector<int32_t>(50000, 3));
+  EXPECT_EQ(out[1], Buf(50000, 3));
 }
 
 }  // namespace

@@ -101,6 +101,19 @@ TEST(WeftPerfEndToEnd, EveryCollectiveValidates) {
   }
 }
 
+// -R 1: every buffer from weftMemAlloc, so the larger sizes go mapped; results still check.
+TEST(WeftPerfEndToEnd, BuffersFromWeftMemAllocValidate) {
+  for (const char* coll :
+       {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all"}) {
+    ProcessResult r =
+        perf(3, {coll, "-b", "1K", "-e", "1M", "-f", "32", "-n", "3", "-w", "1", "-R", "1"});
+    EXPECT_EQ(r.exitCode(), 0) << coll << "\n" << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "# Buffers from weftMemAlloc")) << coll;
+    EXPECT_TRUE(contains(r.out, "# Out of bounds values : 0 OK")) << coll << "\n" << r.out;
+    EXPECT_EQ(rows(r.out).size(), 3u) << coll << "\n" << r.out;  // 1K, 32K, 1M
+  }
+}
+
 TEST(WeftPerfEndToEnd, AllTypesAndOperations) {
   ProcessResult r = perf(
       3, {"all_reduce", "-d", "all", "-o", "all", "-b", "96", "-e", "96", "-n", "1", "-w", "0"});

@@ -206,6 +206,7 @@ TEST(WeftPerfOptions, Errors) {
            {"all_reduce", "-w", "-1"},
            {"all_reduce", "-r", "-2"},
            {"all_reduce", "-a", "4"},
+           {"all_reduce", "-R", "2"},  // no symmetric registration
            {"all_reduce", "-t", "2"},
            {"all_reduce", "-g", "2"},
            {"all_reduce", "--bogus"},
@@ -695,6 +696,10 @@ TEST(WeftPerfReport, Header) {
   Options bytes = options({"all_reduce", "-z", "1"});
   EXPECT_NE(headerLines(bytes).find("step: 1048576(bytes)"), std::string::npos);
   EXPECT_NE(headerLines(bytes).find("# Blocking Enabled"), std::string::npos);
+  EXPECT_EQ(headerLines(bytes).find("# Buffers from weftMemAlloc"), std::string::npos);
+  Options shared = options({"all_reduce", "-R", "1"});
+  EXPECT_TRUE(shared.sharedBuffers);
+  EXPECT_NE(headerLines(shared).find("# Buffers from weftMemAlloc"), std::string::npos);
   EXPECT_EQ(rankLine(0, 1234, "host"),
             "#  Rank  0 Group  0 Pid   1234 on       host device  cpu\n");
   std::string table = tableHeader();

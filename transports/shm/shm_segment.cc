@@ -59,14 +59,12 @@ SlotArea slotAreaAt(char* base, size_t slotBytes, size_t stagingBytes) {
   return a;
 }
 
-// Maps every page of a shared mapping writable now: a first touch costs a fault per page (16 us
-// each on some VMs), which would otherwise land in a communicator's first collectives. Where
-// the kernel cannot (before Linux 5.14), the pages fault in on first use as before. Then reads a
-// byte of each page: on a Firecracker guest (Linux 6.18) a page populated by the kernel still
-// costs about 4 us at its first access from user space (a cost the guest's fault counters do
-// not see; the host mapping the page then is a guess), and a staging slot first used by a larger
-// chunk paid that in the middle of a collective. A read leaves the data of a peer's live segment as
-// it is.
+const char* kUseTcpHint =
+    "; ranks in different containers or pid namespaces cannot share memory this way: set "
+    "WEFT_TRANSPORT=tcp";
+
+}  // namespace
+
 void populate(void* address, size_t bytes) {
 #ifdef MADV_POPULATE_WRITE
   (void)madvise(address, bytes, MADV_POPULATE_WRITE);
@@ -75,12 +73,6 @@ void populate(void* address, size_t bytes) {
   for (size_t at = 0; at < bytes; at += kPageBytes)
     (void)page[at];
 }
-
-const char* kUseTcpHint =
-    "; ranks in different containers or pid namespaces cannot share memory this way: set "
-    "WEFT_TRANSPORT=tcp";
-
-}  // namespace
 
 size_t slotCapacityFor(size_t requested) {
   size_t bytes = std::min(requested, kMaxSlotBytes);

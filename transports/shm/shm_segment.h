@@ -71,6 +71,16 @@ size_t ringCapacityFor(size_t requested);
 // Slot and staging sizes for a requested size: whole pages.
 size_t slotCapacityFor(size_t requested);
 
+// Maps every page of a shared mapping writable now: a first touch costs a fault per page (16 us
+// each on some VMs), which would otherwise land in a communicator's first collectives. Where
+// the kernel cannot (before Linux 5.14), the pages fault in on first use as before. Then reads a
+// byte of each page: on a Firecracker guest (Linux 6.18) a page populated by the kernel still
+// costs about 4 us at its first access from user space (a cost the guest's fault counters do
+// not see; the host mapping the page then is a guess), and a staging slot first used by a larger
+// chunk paid that in the middle of a collective. A read leaves the data of a peer's live segment as
+// it is.
+void populate(void* address, size_t bytes);
+
 // One mmap, unmapped on destruction.
 class Mapping {
  public:

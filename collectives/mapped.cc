@@ -1,0 +1,150 @@
+#include "collectives/mapped.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "collectives/line_slice.h"
+#include "collectives/stream_copy.h"
+#include "transports/shm/shared_memory.h"
+
+namespace weft {
+
+MappedNeeds mappedNeeds(const CollArgs& a, int r) {
+  switch (a.kind) {
+    case CollKind::kAllReduce:
+      return {true, true};
+    case CollKind::kReduce:
+      return {true, r == a.root};
+    case CollKind::kReduceScatter:
+    case CollKind::kAllGather:
+    case CollKind::kAllToAll:
+      return {true, false};
+    case CollKind::kBroadcast:
+      return {r == a.root, false};
+    default:
+      return {false, false};
+  }
+}
+
+bool describeMapped(const CollArgs& a, const void* send, const void* recv, size_t elemSize,
+                    MappedPost* post) {
+  *post = MappedPost();
+  const MappedNeeds needs = mappedNeeds(a, a.rank);
+  if (!needs.send && !needs.recv && a.kind != CollKind::kBroadcast) return false;
+  shm::SharedRange range;
+  if (needs.send) {
+    if (!shm::findShared(send, sendBufferCount(a) * elemSize, &range)) return false;
+    post->sendFd = range.fd;
+    post->sendSerial = range.serial;
+    post->sendOffset = range.offset;
+  }
+  if (needs.recv) {
+    if (!shm::findShared(recv, recvBufferCount(a) * elemSize, &range)) return false;
+    post->recvFd = range.fd;
+    post->recvSerial = range.serial;
+    post->recvOffset = range.offset;
+  }
+  return true;
+}
+
+void MappedWork::start(const CollArgs& args, MappedBuffers buffers, size_t elemSize,
+                       ReduceFn reduce, size_t streamBytes) {
+  args_ = args;
+  b_ = std::move(buffers);
+  elemSize_ = elemSize;
+  reduce_ = reduce;
+  stream_ =
+      args.kind != CollKind::kReduceScatter && recvBufferCount(args) * elemSize >= streamBytes;
+  perPiece_ = std::max<size_t>(1, kPieceBytes / elemSize);
+  if (stream_ && (args.kind == CollKind::kAllReduce || args.kind == CollKind::kReduce)) {
+    scratch_.resize(perPiece_ * elemSize);
+  }
+  first_ = 0;
+  count_ = args.count;
+  perBlock_ = 0;
+  const int me = args.rank;
+  switch (args.kind) {
+    case CollKind::kAllReduce:
+    case CollKind::kReduce:
+      std::tie(first_, count_) = lineSlice(args.count, elemSize, args.nranks, me);
+      break;
+    case CollKind::kBroadcast:
+      if (me == args.root && b_.recv[me] == b_.send[me]) count_ = 0;
+      break;
+    case CollKind::kAllGather:
+    case CollKind::kAllToAll:
+      perBlock_ = (count_ + perPiece_ - 1) / perPiece_;
+      pieces_ = perBlock_ * static_cast<size_t>(args.nranks);
+      return;
+    default:
+      break;
+  }
+  pieces_ = (count_ + perPiece_ - 1) / perPiece_;
+}
+
+void MappedWork::copy(char* to, const char* from, size_t bytes) const {
+  if (to == from || bytes == 0) return;
+  if (stream_) {
+    streamCopy(to, from, bytes);
+  } else {
+    memcpy(to, from, bytes);
+  }
+}
+
+void MappedWork::reduceInto(char* dst, int block, size_t first, size_t count, int from) const {
+  const int n = args_.nranks;
+  const size_t at = (static_cast<size_t>(block) * args_.count + first) * elemSize_;
+  if (n == 1) {
+    memmove(dst, b_.send[from] + at, count * elemSize_);
+    return;
+  }
+  reduce_(dst, b_.send[from] + at, b_.send[(from + 1) % n] + at, count);
+  for (int k = 2; k < n; ++k)
+    reduce_(dst, dst, b_.send[(from + k) % n] + at, count);
+}
+
+void MappedWork::run(size_t piece) {
+  const int n = args_.nranks;
+  const int me = args_.rank;
+  const size_t es = elemSize_;
+  if (perBlock_ > 0) {  // all_gather, all_to_all: the next peer's block first, this rank's last
+    const int p = (me + 1 + static_cast<int>(piece / perBlock_)) % n;
+    const size_t first = piece % perBlock_ * perPiece_;
+    const size_t bytes = std::min(perPiece_, count_ - first) * es;
+    const size_t block = args_.count * es;
+    const size_t from = args_.kind == CollKind::kAllToAll ? static_cast<size_t>(me) * block : 0;
+    copy(b_.recv[me] + static_cast<size_t>(p) * block + first * es, b_.send[p] + from + first * es,
+         bytes);
+    return;
+  }
+  const size_t first = first_ + piece * perPiece_;
+  const size_t count = std::min(perPiece_, first_ + count_ - first);
+  const size_t at = first * es;
+  switch (args_.kind) {
+    case CollKind::kAllReduce: {
+      char* sum = stream_ ? scratch_.data() : b_.recv[me] + at;
+      reduceInto(sum, 0, first, count, me);
+      for (int k = stream_ ? 0 : 1; k < n; ++k)
+        copy(b_.recv[(me + k) % n] + at, sum, count * es);
+      return;
+    }
+    case CollKind::kReduce:
+      if (stream_) {
+        reduceInto(scratch_.data(), 0, first, count, args_.root);
+        copy(b_.recv[args_.root] + at, scratch_.data(), count * es);
+      } else {
+        reduceInto(b_.recv[args_.root] + at, 0, first, count, args_.root);
+      }
+      return;
+    case CollKind::kReduceScatter:
+      reduceInto(b_.recv[me] + at, me, first, count, me);
+      return;
+    case CollKind::kBroadcast:
+      copy(b_.recv[me] + at, b_.send[args_.root] + at, count * es);
+      return;
+    default:
+      return;
+  }
+}
+
+}  // namespace weft

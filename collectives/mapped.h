@@ -1,0 +1,93 @@
+// Mapped collectives: when every buffer that a collective of an all-local communicator shares
+// lies in weftMemAlloc memory (transports/shm/shared_memory.h), each rank maps its peers' buffers
+// and does its share of the work in them directly, with no staging in between: inputs are read
+// once and outputs written once, the least memory traffic a collective can have.
+//
+// Each rank's share, where in_r and out_r are rank r's send and receive buffers:
+//   all_reduce      slice r of the vector: reduced from every in into out_r, copied to every out
+//   reduce          slice r: reduced from every in into the root's out
+//   reduce_scatter  out_r, reduced from block r of every in
+//   all_gather      out_r[block p] = in_p for every p
+//   all_to_all      out_r[block p] = block r of in_p for every p
+//   broadcast       out_r = in_root
+// A reduction starts with the input that its destination may alias (in place), so no input is
+// read after it is overwritten; one rank computes each element, so all ranks get the same bits.
+//
+// StagedOp decides at run time (collectives/staged.h): every rank posts where its buffers are
+// (MappedPost); once all have posted, they go mapped if every rank's are in such memory, and
+// staged otherwise, all alike.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "collectives/reduce.h"
+#include "collectives/schedule.h"
+#include "src/base/status.h"
+#include "transports/slot_area.h"
+
+namespace weft {
+
+// What a rank posts in its slot's flag line: where its buffers lie in weftMemAlloc memory.
+struct MappedPost {
+  int32_t sendFd = -1;  // -1: not in weftMemAlloc memory
+  int32_t recvFd = -1;
+  uint64_t sendSerial = 0;
+  uint64_t recvSerial = 0;
+  uint64_t sendOffset = 0;
+  uint64_t recvOffset = 0;
+};
+static_assert(sizeof(MappedPost) <= kInlineSlotBytes);
+
+// Which of rank r's buffers other ranks touch.
+struct MappedNeeds {
+  bool send = false;
+  bool recv = false;
+};
+MappedNeeds mappedNeeds(const CollArgs& args, int r);
+
+// Describes this rank's buffers; whether every one its peers need lies in weftMemAlloc memory.
+// False for the collectives with no mapped form.
+bool describeMapped(const CollArgs& args, const void* send, const void* recv, size_t elemSize,
+                    MappedPost* post);
+
+// Every rank's buffers as addresses in this process (nullptr where unused).
+struct MappedBuffers {
+  std::vector<const char*> send;
+  std::vector<char*> recv;
+};
+
+// This rank's share, in pieces of about kPieceBytes each, so a caller can stop between them.
+class MappedWork {
+ public:
+  static constexpr size_t kPieceBytes = 128 << 10;
+
+  // Outputs of streamBytes or more per rank are copied with non-temporal stores.
+  void start(const CollArgs& args, MappedBuffers buffers, size_t elemSize, ReduceFn reduce,
+             size_t streamBytes);
+  size_t pieces() const { return pieces_; }
+  void run(size_t piece);
+
+ private:
+  // Reduces elements [first, first + count) of every input's block `block` into dst, starting
+  // with rank `from`'s input (the one dst may alias).
+  void reduceInto(char* dst, int block, size_t first, size_t count, int from) const;
+  void copy(char* to, const char* from, size_t bytes) const;
+
+  CollArgs args_;
+  MappedBuffers b_;
+  size_t elemSize_ = 1;
+  ReduceFn reduce_ = nullptr;
+  bool stream_ = false;
+  // Where a reduction whose result is streamed out collects a piece: in cache, so the outputs
+  // are written once, with non-temporal stores, and never read.
+  std::vector<char> scratch_;
+  size_t first_ = 0;     // all_reduce, reduce: this rank's slice
+  size_t count_ = 0;     // elements this rank's work covers (per block where it goes by block)
+  size_t perPiece_ = 1;  // elements a piece covers
+  size_t perBlock_ = 0;  // pieces per block, where the work goes block by block
+  size_t pieces_ = 0;
+};
+
+}  // namespace weft

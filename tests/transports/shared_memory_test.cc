@@ -1,0 +1,138 @@
+// weftMemAlloc's memory and its mapping by peers: this process plays the peer, opening its own
+// allocations through /proc/self/fd as another process would through /proc/<pid>/fd.
+#include "transports/shm/shared_memory.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "transports/shm/peer_memory.h"
+
+namespace weft::shm {
+namespace {
+
+TEST(SharedMemory, FindsBuffersInsideOneAllocationOnly) {
+  void* a = nullptr;
+  void* b = nullptr;
+  ASSERT_TRUE(allocateShared(10000, &a).ok());
+  ASSERT_TRUE(allocateShared(1, &b).ok());
+  char* p = static_cast<char*>(a);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 4096, 0u);
+  EXPECT_EQ(p[0], 0);
+  EXPECT_EQ(p[9999], 0);
+  SharedRange r;
+  ASSERT_TRUE(findShared(p + 100, 9900, &r));
+  EXPECT_EQ(r.offset, kSharedHeaderBytes + 100);
+  EXPECT_GE(r.fd, 0);
+  SharedRange rb;
+  ASSERT_TRUE(findShared(b, 1, &rb));
+  EXPECT_NE(rb.serial, r.serial);
+  // Whole pages are usable; past them, or before the allocation, is not shared memory.
+  EXPECT_TRUE(findShared(p, 12288, &r));
+  EXPECT_FALSE(findShared(p, 12289, &r));
+  EXPECT_FALSE(findShared(p - 1, 2, &r));
+  int local = 0;
+  EXPECT_FALSE(findShared(&local, sizeof(local), &r));
+  EXPECT_TRUE(freeShared(a).ok());
+  EXPECT_FALSE(findShared(p, 1, &r));
+  Status again = freeShared(a);
+  EXPECT_EQ(again.code(), weftInvalidArgument);
+  EXPECT_NE(again.message().find("not returned by weftMemAlloc"), std::string::npos);
+  EXPECT_EQ(freeShared(&local).code(), weftInvalidArgument);
+  EXPECT_TRUE(freeShared(b).ok());
+}
+
+// What a peer maps is the same memory: writes show on both sides.
+TEST(PeerMemory, MapsAnAllocationAndKeepsTheMapping) {
+  void* a = nullptr;
+  ASSERT_TRUE(allocateShared(1 << 20, &a).ok());
+  SharedRange r;
+  ASSERT_TRUE(findShared(static_cast<char*>(a) + 4096, 8192, &r));
+  PeerMemory peers;
+  char* there = nullptr;
+  ASSERT_TRUE(peers.map(getpid(), r.fd, r.serial, r.offset, 8192, &there).ok());
+  EXPECT_NE(there, static_cast<char*>(a) + 4096);  // another mapping of the same pages
+  memcpy(there, "mapped", 7);
+  EXPECT_STREQ(static_cast<char*>(a) + 4096, "mapped");
+  strcpy(static_cast<char*>(a) + 4096 + 100, "back");  // NOLINT
+  EXPECT_STREQ(there + 100, "back");
+  char* again = nullptr;
+  ASSERT_TRUE(peers.map(getpid(), r.fd, r.serial, r.offset + 8, 8, &again).ok());
+  EXPECT_EQ(again, there + 8);  // the same mapping, kept
+  EXPECT_TRUE(freeShared(a).ok());
+}
+
+// Whatever a peer posts is checked: a range past the allocation, a serial that is not the
+// allocation's, an fd that is no allocation at all.
+TEST(PeerMemory, RefusesWhatThePeerGotWrong) {
+  void* a = nullptr;
+  ASSERT_TRUE(allocateShared(4096, &a).ok());
+  SharedRange r;
+  ASSERT_TRUE(findShared(a, 4096, &r));
+  PeerMemory peers;
+  char* out = nullptr;
+  Status past = peers.map(getpid(), r.fd, r.serial, r.offset, 4097, &out);
+  EXPECT_EQ(past.code(), weftRemoteError);
+  EXPECT_NE(past.message().find("which holds"), std::string::npos) << past.message();
+  EXPECT_EQ(peers.map(getpid(), r.fd, r.serial, 0, 16, &out).code(), weftRemoteError);
+  Status serial = peers.map(getpid(), r.fd, r.serial + 1000, r.offset, 16, &out);
+  EXPECT_EQ(serial.code(), weftRemoteError);
+  EXPECT_NE(serial.message().find("is not the weftMemAlloc allocation"), std::string::npos)
+      << serial.message();
+  int pipes[2];
+  ASSERT_EQ(pipe(pipes), 0);
+  EXPECT_EQ(peers.map(getpid(), pipes[0], 1, 4096, 16, &out).code(), weftRemoteError);
+  close(pipes[0]);
+  close(pipes[1]);
+  EXPECT_EQ(peers.map(getpid(), 987654, 1, 4096, 16, &out).code(), weftRemoteError);
+  EXPECT_TRUE(freeShared(a).ok());
+}
+
+// A freed allocation's fd number comes back with the next one: the peer maps the new one, not
+// the memory it kept for the old.
+TEST(PeerMemory, AReusedFdMapsTheNewAllocation) {
+  PeerMemory peers;
+  int lastFd = -1;
+  for (int round = 0; round < 3; ++round) {
+    void* a = nullptr;
+    ASSERT_TRUE(allocateShared(4096, &a).ok());
+    memset(a, 'a' + round, 4096);
+    SharedRange r;
+    ASSERT_TRUE(findShared(a, 4096, &r));
+    if (round > 0) {
+      EXPECT_EQ(r.fd, lastFd);  // the lowest free fd, as the kernel hands them out
+    }
+    lastFd = r.fd;
+    char* there = nullptr;
+    ASSERT_TRUE(peers.map(getpid(), r.fd, r.serial, r.offset, 4096, &there).ok());
+    EXPECT_EQ(there[4095], 'a' + round) << "round " << round;
+    EXPECT_TRUE(freeShared(a).ok());
+  }
+}
+
+// Many live allocations: at most kPerProcess stay mapped, and every one still maps right.
+TEST(PeerMemory, KeepsABoundedNumberOfMappings) {
+  PeerMemory peers;
+  std::vector<void*> all(PeerMemory::kPerProcess + 8);
+  for (size_t i = 0; i < all.size(); ++i) {
+    ASSERT_TRUE(allocateShared(4096, &all[i]).ok());
+    static_cast<char*>(all[i])[0] = static_cast<char>(i);
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < all.size(); ++i) {
+      SharedRange r;
+      ASSERT_TRUE(findShared(all[i], 1, &r));
+      char* there = nullptr;
+      ASSERT_TRUE(peers.map(getpid(), r.fd, r.serial, r.offset, 1, &there).ok());
+      EXPECT_EQ(there[0], static_cast<char>(i));
+    }
+  }
+  for (void* p : all)
+    EXPECT_TRUE(freeShared(p).ok());
+}
+
+}  // namespace
+}  // namespace weft::shm
