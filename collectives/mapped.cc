@@ -30,7 +30,6 @@ bool describeMapped(const CollArgs& a, const void* send, const void* recv, size_
                     MappedPost* post) {
   *post = MappedPost();
   const MappedNeeds needs = mappedNeeds(a, a.rank);
-  if (!needs.send && !needs.recv && a.kind != CollKind::kBroadcast) return false;
   shm::SharedRange range;
   if (needs.send) {
     if (!shm::findShared(send, sendBufferCount(a) * elemSize, &range)) return false;
@@ -47,10 +46,10 @@ bool describeMapped(const CollArgs& a, const void* send, const void* recv, size_
   return true;
 }
 
-void MappedWork::start(const CollArgs& args, MappedBuffers buffers, size_t elemSize,
+void MappedWork::start(const CollArgs& args, const MappedBuffers& buffers, size_t elemSize,
                        ReduceFn reduce, size_t streamBytes) {
   args_ = args;
-  b_ = std::move(buffers);
+  b_ = buffers;  // into the vectors' capacity: no allocation once warm
   elemSize_ = elemSize;
   reduce_ = reduce;
   stream_ =

@@ -48,7 +48,7 @@ struct MappedNeeds {
 MappedNeeds mappedNeeds(const CollArgs& args, int r);
 
 // Describes this rank's buffers; whether every one its peers need lies in weftMemAlloc memory.
-// False for the collectives with no mapped form.
+// For the collectives StagedOp runs, all of which have a mapped form.
 bool describeMapped(const CollArgs& args, const void* send, const void* recv, size_t elemSize,
                     MappedPost* post);
 
@@ -64,7 +64,7 @@ class MappedWork {
   static constexpr size_t kPieceBytes = 128 << 10;
 
   // Outputs of streamBytes or more per rank are copied with non-temporal stores.
-  void start(const CollArgs& args, MappedBuffers buffers, size_t elemSize, ReduceFn reduce,
+  void start(const CollArgs& args, const MappedBuffers& buffers, size_t elemSize, ReduceFn reduce,
              size_t streamBytes);
   size_t pieces() const { return pieces_; }
   void run(size_t piece);

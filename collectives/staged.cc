@@ -321,10 +321,9 @@ Status StagedOp::decide(bool* progressed) {
     state_ = State::kRunning;
     return okStatus();
   }
-  MappedBuffers buffers;
-  Status s = mapPeers(&buffers);
+  Status s = mapPeers(&buffers_);
   if (!s.ok()) return s.withContext("mapping the peers' weftMemAlloc buffers");
-  work_.start(args_, std::move(buffers), elemSize_, reduce_, streamBytes_);
+  work_.start(args_, buffers_, elemSize_, reduce_, streamBytes_);
   mapped_ = true;
   state_ = State::kMapped;
   return okStatus();

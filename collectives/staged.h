@@ -104,6 +104,7 @@ class StagedOp : public GroupOp {
   MappedPost mine_;      // where this rank's buffers are, as posted
   bool mayMap_ = false;  // this rank's buffers allow the mapped form
   bool mapped_ = false;  // every rank's do: going mapped
+  MappedBuffers buffers_;
   MappedWork work_;
   size_t nextPiece_ = 0;
 
