@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "collectives/line_slice.h"
 #include "collectives/stream_copy.h"
@@ -46,14 +47,11 @@ bool describeMapped(const CollArgs& a, const void* send, const void* recv, size_
   return true;
 }
 
-void MappedWork::start(const CollArgs& args, const MappedBuffers& buffers, size_t elemSize,
-                       ReduceFn reduce, size_t streamBytes) {
+void MappedWork::start(const CollArgs& args, size_t elemSize, ReduceFn reduce, bool stream) {
   args_ = args;
-  b_ = buffers;  // into the vectors' capacity: no allocation once warm
   elemSize_ = elemSize;
   reduce_ = reduce;
-  stream_ =
-      args.kind != CollKind::kReduceScatter && recvBufferCount(args) * elemSize >= streamBytes;
+  stream_ = stream;
   perPiece_ = std::max<size_t>(1, kPieceBytes / elemSize);
   if (stream_ && (args.kind == CollKind::kAllReduce || args.kind == CollKind::kReduce)) {
     scratch_.resize(perPiece_ * elemSize);
@@ -82,18 +80,13 @@ void MappedWork::start(const CollArgs& args, const MappedBuffers& buffers, size_
 }
 
 void MappedWork::copy(char* to, const char* from, size_t bytes) const {
-  if (to == from || bytes == 0) return;
-  if (stream_) {
-    streamCopy(to, from, bytes);
-  } else {
-    memcpy(to, from, bytes);
-  }
+  if (to != from && bytes > 0) copyOut(to, from, bytes, stream_);
 }
 
 void MappedWork::reduceInto(char* dst, int block, size_t first, size_t count, int from) const {
   const int n = args_.nranks;
   const size_t at = (static_cast<size_t>(block) * args_.count + first) * elemSize_;
-  if (n == 1) {
+  if (n == 1) {  // a group of one (the unit tests' smallest): a copy
     memmove(dst, b_.send[from] + at, count * elemSize_);
     return;
   }

@@ -15,7 +15,9 @@
 //
 // StagedOp decides at run time (collectives/staged.h): every rank posts where its buffers are
 // (MappedPost); once all have posted, they go mapped if every rank's are in such memory, and
-// staged otherwise, all alike.
+// staged otherwise, all alike. A rank that then fails to map a peer's buffers fails the call while
+// the others may still write its outputs: as after any failed collective, the outputs are
+// undefined and the communicator is unusable.
 #pragma once
 
 #include <cstddef>
@@ -63,9 +65,10 @@ class MappedWork {
  public:
   static constexpr size_t kPieceBytes = 128 << 10;
 
-  // Outputs of streamBytes or more per rank are copied with non-temporal stores.
-  void start(const CollArgs& args, const MappedBuffers& buffers, size_t elemSize, ReduceFn reduce,
-             size_t streamBytes);
+  // Every rank's buffers, for the caller to fill before start().
+  MappedBuffers* buffers() { return &b_; }
+  // `stream`: outputs are copied with non-temporal stores.
+  void start(const CollArgs& args, size_t elemSize, ReduceFn reduce, bool stream);
   size_t pieces() const { return pieces_; }
   void run(size_t piece);
 
@@ -73,7 +76,7 @@ class MappedWork {
   // Reduces elements [first, first + count) of every input's block `block` into dst, starting
   // with rank `from`'s input (the one dst may alias).
   void reduceInto(char* dst, int block, size_t first, size_t count, int from) const;
-  void copy(char* to, const char* from, size_t bytes) const;
+  void copy(char* to, const char* from, size_t bytes) const;  // skips copies onto themselves
 
   CollArgs args_;
   MappedBuffers b_;

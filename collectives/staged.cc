@@ -46,7 +46,6 @@ bool StagedOp::combines() const {
 void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
                      size_t elemSize, ReduceFn reduce, uint64_t signature, size_t streamBytes) {
   begin(group, args, send, recv, elemSize, reduce, signature);
-  streamBytes_ = streamBytes;
   mayMap_ = describeMapped(args, send, recv, elemSize, &mine_);
   mapped_ = false;
   nextPiece_ = 0;
@@ -151,14 +150,6 @@ void StagedOp::combine(size_t i) {
     reduce_(acc, acc, stagingOf((me + k) % n, i) + at, count);
 }
 
-void StagedOp::copyOut(char* to, const char* from, size_t bytes) const {
-  if (streamOut_) {
-    streamCopy(to, from, bytes);
-  } else {
-    memcpy(to, from, bytes);
-  }
-}
-
 void StagedOp::drain(size_t i) {
   const int n = group_->nranks();
   const int me = group_->rank();
@@ -173,18 +164,18 @@ void StagedOp::drain(size_t i) {
         auto [first, part] = lineSlice(count, elemSize_, n, r);
         if (part == 0) continue;
         copyOut(recv_ + offset + first * elemSize_, stagingOf(r, i) + first * elemSize_,
-                part * elemSize_);
+                part * elemSize_, streamOut_);
       }
       return;
     case CollKind::kBroadcast:
       if (me != args_.root || recv_ != send_)
-        copyOut(recv_ + offset, stagingOf(args_.root, i), bytes);
+        copyOut(recv_ + offset, stagingOf(args_.root, i), bytes, streamOut_);
       return;
     case CollKind::kAllGather: {
       const size_t blockBytes = args_.count * elemSize_;
       for (int r = 0; r < n; ++r) {
         char* to = recv_ + static_cast<size_t>(r) * blockBytes + offset;
-        if (r != me || to != send_ + offset) copyOut(to, stagingOf(r, i), bytes);
+        if (r != me || to != send_ + offset) copyOut(to, stagingOf(r, i), bytes, streamOut_);
       }
       return;
     }
@@ -206,7 +197,7 @@ void StagedOp::drain(size_t i) {
         char* to = recv_ + static_cast<size_t>(r) * blockBytes + offset;
         const char* from = r == me ? send_ + static_cast<size_t>(me) * blockBytes + offset
                                    : stagingOf(r, i) + mine;
-        copyOut(to, from, bytes);
+        copyOut(to, from, bytes, streamOut_);
       }
       return;
     }
@@ -287,6 +278,8 @@ Status StagedOp::mapPeers(MappedBuffers* out) {
   out->recv.assign(static_cast<size_t>(n), nullptr);
   out->send[me] = send_;
   out->recv[me] = recv_;
+  shm::PeerMemory& peers = group_->peerMemory();
+  peers.beginCall();
   for (int r = 0; r < n; ++r) {
     if (r == me) continue;
     MappedPost post;
@@ -295,7 +288,6 @@ Status StagedOp::mapPeers(MappedBuffers* out) {
     CollArgs theirs = args_;
     theirs.rank = r;
     const pid_t pid = group_->area(r).control->pid;
-    shm::PeerMemory& peers = group_->peerMemory();
     char* at = nullptr;
     if (needs.send) {
       WEFT_RETURN_IF_ERROR(peers.map(pid, post.sendFd, post.sendSerial, post.sendOffset,
@@ -321,9 +313,9 @@ Status StagedOp::decide(bool* progressed) {
     state_ = State::kRunning;
     return okStatus();
   }
-  Status s = mapPeers(&buffers_);
+  Status s = mapPeers(work_.buffers());
   if (!s.ok()) return s.withContext("mapping the peers' weftMemAlloc buffers");
-  work_.start(args_, buffers_, elemSize_, reduce_, streamBytes_);
+  work_.start(args_, elemSize_, reduce_, streamOut_);
   mapped_ = true;
   state_ = State::kMapped;
   return okStatus();

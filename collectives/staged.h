@@ -87,7 +87,6 @@ class StagedOp : public GroupOp {
   void stage(size_t i);
   void combine(size_t i);
   void drain(size_t i);
-  void copyOut(char* to, const char* from, size_t bytes) const;
 
   // Mapped instead of staged: whether every rank posted buffers in weftMemAlloc memory, their
   // addresses here, this rank's share of the work, and waiting for everyone else's.
@@ -100,11 +99,9 @@ class StagedOp : public GroupOp {
   State state_ = State::kDone;
   bool peersChecked_ = false;
   bool streamOut_ = false;
-  size_t streamBytes_ = 0;
   MappedPost mine_;      // where this rank's buffers are, as posted
   bool mayMap_ = false;  // this rank's buffers allow the mapped form
   bool mapped_ = false;  // every rank's do: going mapped
-  MappedBuffers buffers_;
   MappedWork work_;
   size_t nextPiece_ = 0;
 

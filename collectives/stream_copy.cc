@@ -45,4 +45,12 @@ void streamCopy(void* dst, const void* src, size_t bytes) {
 
 #endif
 
+void copyOut(void* dst, const void* src, size_t bytes, bool stream) {
+  if (stream) {
+    streamCopy(dst, src, bytes);
+  } else {
+    memcpy(dst, src, bytes);
+  }
+}
+
 }  // namespace weft

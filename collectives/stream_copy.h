@@ -12,4 +12,7 @@ namespace weft {
 // publishes next.
 void streamCopy(void* dst, const void* src, size_t bytes);
 
+// streamCopy where `stream`, else memcpy: how staged and mapped collectives copy out.
+void copyOut(void* dst, const void* src, size_t bytes, bool stream);
+
 }  // namespace weft

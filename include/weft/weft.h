@@ -161,7 +161,8 @@ weftResult_t weftGroupEnd(void);
 
 /* Memory the ranks of a communicator on one host can map (as ncclMemAlloc): collectives above
  * WEFT_DIRECT_BYTES whose buffers are such memory on every rank read and write each other's
- * buffers in place instead of staging them. Free it with weftMemFree. */
+ * buffers in place instead of staging them. Free it with weftMemFree; peers that mapped it may
+ * keep it alive until the communicator is destroyed (they cache their mappings). */
 weftResult_t weftMemAlloc(void** ptr, size_t size);
 weftResult_t weftMemFree(void* ptr);
 

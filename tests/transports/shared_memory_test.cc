@@ -134,5 +134,34 @@ TEST(PeerMemory, KeepsABoundedNumberOfMappings) {
     EXPECT_TRUE(freeShared(p).ok());
 }
 
+// One call that names more allocations of a process than kPerProcess (thread ranks of one
+// process) keeps them all mapped until the next call: none is unmapped under the call.
+TEST(PeerMemory, KeepsEveryMappingOfTheCurrentCall) {
+  PeerMemory peers;
+  std::vector<void*> all(PeerMemory::kPerProcess + 8);
+  for (void*& p : all)
+    ASSERT_TRUE(allocateShared(4096, &p).ok());
+  auto mapOne = [&](void* p) {
+    SharedRange r;
+    EXPECT_TRUE(findShared(p, 1, &r));
+    char* there = nullptr;
+    EXPECT_TRUE(peers.map(getpid(), r.fd, r.serial, r.offset, 1, &there).ok());
+    return there;
+  };
+  peers.beginCall();
+  std::vector<char*> mapped;
+  for (void* p : all)
+    mapped.push_back(mapOne(p));
+  for (size_t i = 0; i < all.size(); ++i)
+    mapped[i][0] = static_cast<char>(i + 1);  // through the mapping: a crash if it was dropped
+  for (size_t i = 0; i < all.size(); ++i)
+    EXPECT_EQ(static_cast<char*>(all[i])[0], static_cast<char>(i + 1));
+  peers.beginCall();  // the next call may evict again, and still maps right
+  for (size_t i = 0; i < all.size(); ++i)
+    EXPECT_EQ(mapOne(all[all.size() - 1 - i])[0], static_cast<char>(all.size() - i));
+  for (void* p : all)
+    EXPECT_TRUE(freeShared(p).ok());
+}
+
 }  // namespace
 }  // namespace weft::shm

@@ -61,7 +61,7 @@ void PeerMemory::populateRange(Entry& e, uint64_t offset, size_t bytes) {
 }
 
 // Drops the peer's mappings of an fd it has reused (so the allocation they show was freed),
-// and its least recently used one when it has too many.
+// and its least recently used one when it has too many, unless the current call uses them all.
 void PeerMemory::evict(pid_t pid, int fd) {
   std::erase_if(entries_, [&](const Entry& e) { return e.pid == pid && e.fd == fd; });
   const auto held =
@@ -69,9 +69,12 @@ void PeerMemory::evict(pid_t pid, int fd) {
   if (static_cast<size_t>(held) < kPerProcess) return;
   auto oldest = entries_.end();
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-    if (it->pid == pid && (oldest == entries_.end() || it->lastUse < oldest->lastUse)) oldest = it;
+    if (it->pid == pid && it->lastUse < callStart_ &&
+        (oldest == entries_.end() || it->lastUse < oldest->lastUse)) {
+      oldest = it;
+    }
   }
-  entries_.erase(oldest);
+  if (oldest != entries_.end()) entries_.erase(oldest);
 }
 
 Status PeerMemory::map(pid_t pid, int fd, uint64_t serial, uint64_t offset, size_t bytes,

@@ -4,7 +4,8 @@
 // populated before it uses them, 2 MiB at a time and once each, so that no collective stalls on a
 // page fault per 4 KiB in the middle of its copies. A mapping goes when its owner's fd
 // number turns up again with another allocation (the old one was freed), when a peer has too
-// many, and with this object; until then it keeps the freed memory alive.
+// many (never one the current call uses), and with this object; until then it keeps the freed
+// memory alive.
 #pragma once
 
 #include <sys/types.h>
@@ -26,7 +27,11 @@ class PeerMemory {
   // a wrong fd, serial or range gives weftRemoteError, not a wild pointer.
   Status map(pid_t pid, int fd, uint64_t serial, uint64_t offset, size_t bytes, char** out);
 
-  // Mappings kept per peer process at most.
+  // Starts a call: what map() returns from here on stays mapped until the next beginCall(), even
+  // where the call names more than kPerProcess allocations of one process (thread ranks).
+  void beginCall() { callStart_ = uses_ + 1; }
+
+  // Mappings kept per peer process at most, unless one call needs more.
   static constexpr size_t kPerProcess = 32;
 
  private:
@@ -46,6 +51,7 @@ class PeerMemory {
 
   std::vector<Entry> entries_;
   uint64_t uses_ = 0;
+  uint64_t callStart_ = 1;  // entries used since then serve the current call
 };
 
 }  // namespace weft::shm
