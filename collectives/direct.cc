@@ -28,12 +28,13 @@ DirectGroup::DirectGroup(int rank, std::vector<const SlotArea*> areas)
   }
 }
 
+// One line: a rank posts in order, so the slot of `sequence` holds it or a later one once the
+// rank has posted it. The other slot's line is the one the rank may be writing now.
 bool DirectGroup::hasPosted(int r, uint64_t sequence) {
   if (seen_[r] >= sequence) return true;
-  const SlotControl* c = areas_[r]->control;
-  uint64_t latest = std::max(c->posted[0].sequence.load(std::memory_order_acquire),
-                             c->posted[1].sequence.load(std::memory_order_acquire));
-  seen_[r] = latest;
+  const uint64_t latest =
+      areas_[r]->control->posted[slotOf(sequence)].sequence.load(std::memory_order_acquire);
+  seen_[r] = std::max(seen_[r], latest);
   return latest >= sequence;
 }
 
@@ -52,6 +53,7 @@ Status DirectGroup::checkPosted(int r, uint64_t sequence, uint64_t signature, Co
                                 bool* posted) {
   const SlotPost& p = areas_[r]->control->posted[slotOf(sequence)];
   *posted = p.sequence.load(std::memory_order_acquire) == sequence;
+  if (*posted) seen_[r] = std::max(seen_[r], sequence);  // the next mayPost need not look again
   if (*posted && p.signature.load(std::memory_order_relaxed) != signature) {
     return errorf(weftInvalidUsage,
                   "rank %d called %s with other arguments than rank %d (count, type, operator "
