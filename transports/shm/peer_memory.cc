@@ -16,7 +16,8 @@ namespace weft::shm {
 
 Status PeerMemory::open(pid_t pid, int fd, uint64_t serial, Entry* out) const {
   const std::string path = strprintf("/proc/%d/fd/%d", static_cast<int>(pid), fd);
-  const int local = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  // O_NONBLOCK: an fd that a confused peer named may be a FIFO, whose open would block.
+  const int local = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
   if (local < 0) {
     return errorf(weftRemoteError, "cannot open %s, a peer's weftMemAlloc memory: %s", path.c_str(),
                   strerror(errno));
@@ -24,7 +25,7 @@ Status PeerMemory::open(pid_t pid, int fd, uint64_t serial, Entry* out) const {
   struct stat st {};
   SharedHeader header{};
   const bool named =
-      fstat(local, &st) == 0 &&
+      fstat(local, &st) == 0 && S_ISREG(st.st_mode) &&
       pread(local, &header, sizeof(header), 0) == static_cast<ssize_t>(sizeof(header)) &&
       header.magic == kSharedMagic && header.serial == serial &&
       header.bytes == static_cast<uint64_t>(st.st_size);
