@@ -83,17 +83,15 @@ void DirectGroup::ringPeers() const {
 bool DirectGroup::fits(const CollArgs& a, size_t elemSize, size_t maxBytes) const {
   const auto n = static_cast<size_t>(nranks());
   if (n < 2 || a.kind == CollKind::kAllToAllv) return false;
-  size_t perRank = 0;  // what one rank posts
-  switch (a.kind) {
-    case CollKind::kReduceScatter:
-    case CollKind::kAllToAll:
-      perRank = a.count * n * elemSize;
-      break;
-    default:
-      perRank = a.count * elemSize;
-      break;
+  // Every rank's blocks together must be countable in bytes; checked without a division, as
+  // this runs on every small call.
+  size_t block = 0;
+  size_t all = 0;
+  if (__builtin_mul_overflow(a.count, elemSize, &block) || __builtin_mul_overflow(block, n, &all)) {
+    return false;
   }
-  if (a.count > SIZE_MAX / n / std::max<size_t>(1, elemSize)) return false;
+  const bool blockPerRank = a.kind == CollKind::kReduceScatter || a.kind == CollKind::kAllToAll;
+  const size_t perRank = blockPerRank ? all : block;  // what one rank posts
   return perRank <= slotBytes_ && perRank <= maxBytes;
 }
 

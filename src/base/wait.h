@@ -40,6 +40,7 @@ class Backoff {
   // One pause of a wait loop; each call waits a little longer than the one before.
   void pause();
   void reset() { rounds_ = 0; }
+  bool spinning() const { return rounds_ < spinRounds_; }
   // True once the spinning and yielding phases are over, so callers may block instead.
   bool sleeping() const { return rounds_ >= spinRounds_ + yieldRounds_; }
 

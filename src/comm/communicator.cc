@@ -243,10 +243,10 @@ char* Communicator::scratch(size_t bytes) {
 }
 
 Status Communicator::waitForTurn(uint64_t ticket) {
-  if (doneTicket_.load(std::memory_order_acquire) == ticket) return okStatus();
+  if (isTurn(ticket)) return okStatus();
   Backoff backoff;
   Deadline deadline = Deadline::after(config_.timeoutMs);
-  while (doneTicket_.load(std::memory_order_acquire) != ticket) {
+  while (!isTurn(ticket)) {
     WEFT_RETURN_IF_ERROR(usable());
     if (deadline.expired()) {
       return errorf(weftTimeout, "%s: timed out waiting for earlier operations to finish",

@@ -81,6 +81,9 @@ class Communicator {
   uint64_t takeTicket() { return nextTicket_.fetch_add(1); }
   Status waitForTurn(uint64_t ticket);
   void endTurn() { doneTicket_.fetch_add(1); }
+  bool isTurn(uint64_t ticket) const {
+    return doneTicket_.load(std::memory_order_acquire) == ticket;
+  }
   // Waits until every operation issued so far has run.
   Status drain();
   uint64_t nextSequence() { return sequence_++; }

@@ -105,6 +105,11 @@ std::vector<BufferView> collectiveBuffers(Communicator& comm, const Op& op, cons
           BufferView{comm.scratch(scratchCount * es), scratchCount, es}};
 }
 
+bool reducesData(CollKind kind) {
+  return kind == CollKind::kReduce || kind == CollKind::kAllReduce ||
+         kind == CollKind::kReduceScatter;
+}
+
 }  // namespace
 
 std::string PhaseLabel::describe() const {
@@ -136,32 +141,46 @@ void Phase::finish() const {
   }
 }
 
+PhaseLabel collectiveLabel(const Op& op, uint64_t sequence) {
+  PhaseLabel l;
+  l.kind = op.args.kind;
+  l.count = op.args.count;
+  l.type = op.type;
+  l.op = op.redop;
+  l.reduces = reducesData(op.args.kind);
+  l.sequence = sequence;
+  return l;
+}
+
+bool startDirect(Communicator& comm, const Op& op) {
+  DirectGroup* group = comm.direct();
+  const CollArgs a = argsOf(op);
+  const size_t es = typeSize(op.type);
+  if (group == nullptr || !group->fits(a, es, comm.config().directBytes)) return false;
+  const ReduceFn reduce = reducesData(a.kind) ? reduceFunction(op.type, op.redop) : nullptr;
+  comm.directOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce, signatureOf(op));
+  return true;
+}
+
 Status planCollective(Communicator& comm, const Op& op, Phase* out) {
   const CollArgs a = argsOf(op);
   const size_t es = typeSize(op.type);
-  const bool reduces = a.kind == CollKind::kReduce || a.kind == CollKind::kAllReduce ||
-                       a.kind == CollKind::kReduceScatter;
   *out = Phase();
-  out->label.kind = a.kind;
-  out->label.count = a.count;
-  out->label.type = op.type;
-  out->label.op = op.redop;
-  out->label.reduces = reduces;
-  out->label.sequence = comm.nextSequence();
+  out->label = collectiveLabel(op, comm.nextSequence());
   out->type = op.type;
-  if (reduces && op.redop == weftAvg && (a.kind != CollKind::kReduce || a.rank == a.root)) {
+  if (out->label.reduces && op.redop == weftAvg &&
+      (a.kind != CollKind::kReduce || a.rank == a.root)) {
     out->averageBuffer = op.recvbuff;
     out->averageCount = recvBufferCount(a);
     out->averageDivisor = a.nranks;
   }
-  const ReduceFn reduce = reduces ? reduceFunction(op.type, op.redop) : nullptr;
+  const ReduceFn reduce = out->label.reduces ? reduceFunction(op.type, op.redop) : nullptr;
+  if (startDirect(comm, op)) {
+    out->runnable = &comm.directOp();
+    out->label.path = PhaseLabel::Path::kDirect;
+    return okStatus();
+  }
   if (DirectGroup* group = comm.direct()) {
-    if (group->fits(a, es, comm.config().directBytes)) {
-      comm.directOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce, signatureOf(op));
-      out->runnable = &comm.directOp();
-      out->label.path = PhaseLabel::Path::kDirect;
-      return okStatus();
-    }
     if (SingleCopyOp::fits(*group, a, es, comm.config().shmSingleCopyBytes)) {
       comm.singleCopyOp().start(group, a, op.sendbuff, op.recvbuff, es,
                                 signatureOf(op) ^ kSingleCopyMark);

@@ -59,6 +59,11 @@ struct Phase {
 };
 
 Status planCollective(Communicator& comm, const Op& op, Phase* out);
+// planCollective's first choice, which the runner's shortcut also takes: starts the
+// communicator's direct operation for `op` when `op` goes direct, else returns false.
+bool startDirect(Communicator& comm, const Op& op);
+// A collective's label, its path aside.
+PhaseLabel collectiveLabel(const Op& op, uint64_t sequence);
 Status planPointToPoint(Communicator& comm, const std::vector<Op>& ops, Phase* out);
 
 }  // namespace weft

@@ -30,6 +30,13 @@ struct Active {
   Clock::time_point lastProgress;
 };
 
+// Marks the communicator failed by `what`'s error, and returns the error as reported.
+Status failComm(Communicator& comm, const std::string& what, const Status& s) {
+  Status full = s.withContext(comm.describe() + ": " + what);
+  comm.fail(full);
+  return full;
+}
+
 // Plans and starts the work's next phase; marks it finished when nothing is left.
 Status startNext(Active& a) {
   CommWork& w = *a.work;
@@ -199,10 +206,7 @@ class Runner {
   }
 
   void failWith(Active& a, const Status& s) {
-    Communicator& comm = *a.work->comm;
-    std::string what = a.running ? a.phase.label.describe() : "operation";
-    Status full = s.withContext(comm.describe() + ": " + what);
-    comm.fail(full);
+    Status full = failComm(*a.work->comm, a.running ? a.phase.label.describe() : "operation", s);
     a.finished = true;
     a.running = false;
     if (first_.ok()) first_ = full;
@@ -214,6 +218,40 @@ class Runner {
   bool anyLeft_ = true;
   Status first_;
 };
+
+PhaseLabel directLabel(const Op& op, uint64_t sequence) {
+  PhaseLabel label = collectiveLabel(op, sequence);
+  label.path = PhaseLabel::Path::kDirect;
+  return label;
+}
+
+// The latency path's shortcut for a direct collective (collectives/direct.h) that was started
+// in its turn: spun on here, without a plan or a Runner, since its peers are mostly in the same
+// call already. Returns false if it is still running once the spin is over; the Runner then
+// takes it on, and yields, blocks, watches the peers and times out.
+bool spinDirect(Communicator& comm, const Op& op, uint64_t sequence, Status* result) {
+  DirectOp& direct = comm.directOp();
+  Backoff idle = Backoff::forProgress(comm.oversubscribed());
+  while (idle.spinning()) {
+    bool progressed = false;
+    Status s = direct.progress(&progressed);
+    if (!s.ok() || direct.done()) {
+      if (!s.ok()) {
+        setLogRank(comm.rank());
+        s = failComm(comm, directLabel(op, sequence).describe(), s);
+      }
+      comm.endTurn();
+      *result = s;
+      return true;
+    }
+    if (progressed) {
+      idle.reset();
+    } else {
+      idle.pause();
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -231,13 +269,33 @@ Status runWorks(std::vector<CommWork>& works) {
   return s;
 }
 
+// An average needs its division after it, and so takes no shortcut.
 Status runCollective(const Op& op) {
+  Communicator& comm = *op.comm;
   CommWork work;
-  work.comm = op.comm;
-  work.ticket = op.comm->takeTicket();
+  work.comm = &comm;
+  work.ticket = comm.takeTicket();
+  const bool direct = op.redop != weftAvg && comm.isTurn(work.ticket) && startDirect(comm, op);
+  uint64_t sequence = 0;
+  if (direct) {
+    sequence = comm.nextSequence();
+    if (logEnabled(LogLevel::kTrace, kColl)) {
+      setLogRank(comm.rank());
+      WEFT_TRACE(kColl, "%s", directLabel(op, sequence).describe().c_str());
+    }
+    Status s;
+    if (spinDirect(comm, op, sequence, &s)) return s;
+  }
   Active a;
   a.work = &work;
   a.collectives = {&op, 1};
+  if (direct) {
+    a.nextCollective = 1;
+    a.running = true;
+    a.moved = true;
+    a.phase.runnable = &comm.directOp();
+    a.phase.label = directLabel(op, sequence);
+  }
   return Runner(&a, 1).run();
 }
 

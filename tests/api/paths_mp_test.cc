@@ -3,9 +3,11 @@
 // when staging is off; the trace log names the path. Results are checked either way.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/api/process_ranks.h"
@@ -69,6 +71,26 @@ INSTANTIATE_TEST_SUITE_P(All, Paths,
                            return std::string(info.param.stagingBytes) == "0" ? "StagingOff"
                                                                               : "Default";
                          });
+
+// A direct call spins a little before it waits the runner's way (yielding, blocking, watching
+// for dead peers). Each rank in turn comes late, so every rank's call outlasts the spin at least
+// once; the results are exact either way. An average, which always goes through the runner, too.
+TEST(Paths, DirectCallsWaitForALatePeer) {
+  auto results = runProcesses(3, {}, [](int rank) {
+    weftComm_t comm = nullptr;
+    ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
+    for (int late = 0; late < 3; ++late) {
+      if (rank == late) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      allReduce(comm, rank, 16 + static_cast<size_t>(late));  // each call its own
+    }
+    const float mine = static_cast<float>(rank + 1);
+    float mean = 0;
+    ASSERT_EQ(weftAllReduce(&mine, &mean, 1, weftFloat32, weftAvg, comm, nullptr), weftSuccess);
+    EXPECT_EQ(mean, 2.0f);
+    EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+  });
+  expectAllOk(results);
+}
 
 // The value rank r puts at element i, and its sum over 3 ranks.
 int32_t valueOf(int r, size_t i) {
