@@ -1,20 +1,66 @@
 #include "collectives/single_copy.h"
 
 #include <cstring>
+#include <optional>
 
+#include "collectives/algo_override.h"
+#include "src/base/log.h"
 #include "transports/cross_memory.h"
+#include "transports/shm/shared_memory.h"
 
 namespace weft {
+namespace {
 
-bool SingleCopyOp::fits(const DirectGroup& g, const CollArgs& a, size_t elemSize, size_t minBytes) {
-  if (!g.singleCopy() || minBytes == 0 || a.count * elemSize < minBytes) return false;
-  return a.kind == CollKind::kAllToAll || a.kind == CollKind::kAllGather ||
-         a.kind == CollKind::kBroadcast;
+// What a rank posts in its flag's line: where its input is, and, when the input lies in
+// weftMemAlloc memory, the allocation, which readers map and copy from themselves instead of
+// asking the kernel to copy.
+struct SingleCopyPost {
+  uint64_t input = 0;  // in the poster's address space
+  int32_t fd = -1;     // -1: not in weftMemAlloc memory
+  uint64_t serial = 0;
+  uint64_t offset = 0;
+};
+static_assert(sizeof(SingleCopyPost) <= kInlineSlotBytes);
+
+}  // namespace
+
+Status SingleCopyLimits::parse(const std::string& colls, size_t minBytes, size_t maxBytes,
+                               SingleCopyLimits* out) {
+  SingleCopyLimits l;
+  l.minBytes = minBytes;
+  l.maxBytes = maxBytes;
+  size_t at = 0;
+  while (at < colls.size()) {
+    size_t end = colls.find(',', at);
+    if (end == std::string::npos) end = colls.size();
+    const std::string name = colls.substr(at, end - at);
+    at = end + 1;
+    if (name.empty()) continue;
+    std::optional<CollKind> kind = parseCollName(name);
+    if (!kind || (*kind != CollKind::kAllGather && *kind != CollKind::kBroadcast &&
+                  *kind != CollKind::kAllToAll)) {
+      return errorf(weftInvalidArgument,
+                    "WEFT_SHM_SINGLE_COPY_COLLS='%s': '%s' is not allgather, broadcast or alltoall",
+                    colls.c_str(), name.c_str());
+    }
+    l.kinds |= 1u << static_cast<int>(*kind);
+  }
+  *out = l;
+  return okStatus();
+}
+
+bool SingleCopyOp::fits(const DirectGroup& g, const CollArgs& a, size_t elemSize,
+                        const SingleCopyLimits& limits) {
+  const size_t perPeer = a.count * elemSize;
+  if (!g.singleCopy() || (limits.kinds & (1u << static_cast<int>(a.kind))) == 0) return false;
+  if (limits.minBytes == 0 || perPeer < limits.minBytes) return false;
+  return limits.maxBytes == 0 || perPeer <= limits.maxBytes;
 }
 
 void SingleCopyOp::start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
                          size_t elemSize, uint64_t signature) {
   begin(group, args, send, recv, elemSize, nullptr, signature);
+  group->peerMemory().beginCall();
   state_ = State::kWaitSlot;
   read_.assign(static_cast<size_t>(group->nranks()), 0);
 }
@@ -47,16 +93,31 @@ void SingleCopyOp::copyOwn() {
   }
 }
 
-// The peer posted this operation with the address of its input in the flag's line.
+// The peer posted this operation with where its input is in the flag's line.
 Status SingleCopyOp::readFrom(int peer) {
-  uint64_t from = 0;  // the peer's input, in its address space
-  memcpy(&from, group_->postData(peer, sequence_), sizeof(from));
+  SingleCopyPost post;
+  memcpy(&post, group_->postData(peer, sequence_), sizeof(post));
   const int me = group_->rank();
   const size_t block = args_.count * elemSize_;
   char* to = recv_;
-  if (args_.kind == CollKind::kAllToAll) from += static_cast<uint64_t>(me) * block;
+  const size_t skip = args_.kind == CollKind::kAllToAll ? static_cast<size_t>(me) * block : 0;
   if (args_.kind != CollKind::kBroadcast) to += static_cast<size_t>(peer) * block;
-  Status s = readProcessMemory(group_->area(peer).control->pid, to, from, block);
+  const pid_t pid = group_->area(peer).control->pid;
+  Status s;
+  if (post.fd >= 0) {
+    CollArgs theirs = args_;
+    theirs.rank = peer;
+    char* input = nullptr;
+    s = group_->peerMemory().map(pid, post.fd, post.serial, post.offset,
+                                 sendBufferCount(theirs) * elemSize_, &input);
+    if (s.ok()) {
+      WEFT_TRACE(kColl, "single copy #%llu: read rank %d's weftMemAlloc input through a mapping",
+                 static_cast<unsigned long long>(sequence_), peer);
+      memcpy(to, input + skip, block);
+    }
+  } else {
+    s = readProcessMemory(pid, to, post.input + skip, block);
+  }
   if (!s.ok()) return s.withContext(strprintf("single copy from rank %d", peer));
   return okStatus();
 }
@@ -102,8 +163,15 @@ Status SingleCopyOp::progress(bool* progressed) {
   if (state_ == State::kWaitSlot) {
     if (!group_->mayPost(sequence_, &waitingFor_)) return okStatus();
     waitingFor_ = -1;
-    const uint64_t input = addressOf(send_);
-    memcpy(group_->postData(group_->rank(), sequence_), &input, sizeof(input));
+    SingleCopyPost post;
+    post.input = addressOf(send_);
+    shm::SharedRange range;
+    if (shm::findShared(send_, sendBufferCount(args_) * elemSize_, &range)) {
+      post.fd = range.fd;
+      post.serial = range.serial;
+      post.offset = range.offset;
+    }
+    memcpy(group_->postData(group_->rank(), sequence_), &post, sizeof(post));
     group_->post(sequence_, signature_);
     copyOwn();
     state_ = State::kReading;

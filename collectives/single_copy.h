@@ -1,10 +1,15 @@
 // Single-copy collectives: for communicators whose ranks share a host and may read each other's
-// memory (transports/cross_memory.h), large all-to-alls, all-gathers and broadcasts skip the
-// staging areas. Each rank posts where its input is (in its slot's flag line), reads what it
-// needs from its peers' inputs straight into its output, and publishes that it is done
+// memory (transports/cross_memory.h), all-to-alls, all-gathers and broadcasts in a band of sizes
+// skip the staging areas. Each rank posts where its input is (in its slot's flag line), reads
+// what it needs from its peers' inputs straight into its output, and publishes that it is done
 // (SlotControl::opsDone). It returns only once every rank that reads its input is done too,
 // so the caller may then reuse the input. One copy per byte, made by the kernel, instead of the
-// staged path's two (into a staging area, out of it).
+// staged path's two (into a staging area, out of it); a peer's input in weftMemAlloc memory is
+// mapped and copied from here instead, as the mapped path would, without the kernel.
+//
+// By default only all-gathers go, with 256K to 2M per peer (WEFT_SHM_SINGLE_COPY_*): where
+// staging costs a third copy (its own block in, every block out) and the blocks stay in cache.
+// Measured here, broadcast and all-to-all at 4 ranks, and larger blocks, stage faster.
 //
 // Who reads what:
 //   all_to_all   block `me` of every peer's input, into block r of the output
@@ -21,13 +26,25 @@
 
 namespace weft {
 
+// Which collectives go single-copy: the kinds, and how much a rank reads from each peer it
+// reads, at least minBytes (0: none go) and at most maxBytes (0: no limit).
+struct SingleCopyLimits {
+  uint32_t kinds = 0;  // bit per CollKind
+  size_t minBytes = 0;
+  size_t maxBytes = 0;
+
+  // `colls` as WEFT_SHM_SINGLE_COPY_COLLS spells it: a comma-separated list of allgather,
+  // broadcast and alltoall (underscores allowed), or empty for none.
+  static Status parse(const std::string& colls, size_t minBytes, size_t maxBytes,
+                      SingleCopyLimits* out);
+};
+
 class SingleCopyOp : public GroupOp {
  public:
-  // Whether this collective can go single-copy: the group may read every rank's memory, the
-  // kind has a single-copy form, and a rank reads at least minBytes from each peer it reads
-  // (minBytes 0: never). Depends only on values every rank shares.
+  // Whether this collective can go single-copy: the group may read every rank's memory, and
+  // its kind and size are within the limits. Depends only on values every rank shares.
   static bool fits(const DirectGroup& group, const CollArgs& args, size_t elemSize,
-                   size_t minBytes);
+                   const SingleCopyLimits& limits);
   // As DirectOp::start; fits() must hold.
   void start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
              size_t elemSize, uint64_t signature);

@@ -104,6 +104,8 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   p.bytes("WEFT_DIRECT_BYTES", 0, &c.directBytes);
   p.bytes("WEFT_SHM_STREAM_BYTES", 0, &c.shmStreamBytes);
   p.bytes("WEFT_SHM_SINGLE_COPY_BYTES", 0, &c.shmSingleCopyBytes);
+  p.bytes("WEFT_SHM_SINGLE_COPY_MAX_BYTES", 0, &c.shmSingleCopyMaxBytes);
+  p.str("WEFT_SHM_SINGLE_COPY_COLLS", &c.shmSingleCopyColls);
   p.str("WEFT_HOSTID", &c.hostId);
   p.str("WEFT_TOPO_FILE", &c.topoFile);
   p.str("WEFT_ALGO", &c.algo);

@@ -28,9 +28,12 @@ struct EnvConfig {
   size_t shmStagingBytes = 2u << 20;  // WEFT_SHM_STAGING_BYTES: chunks of staged collectives
   size_t directBytes = 64u << 10;     // WEFT_DIRECT_BYTES: per-rank data of direct collectives
   size_t shmStreamBytes = 8u << 20;   // WEFT_SHM_STREAM_BYTES: outputs stored past the cache
-  size_t shmSingleCopyBytes = 0;      // WEFT_SHM_SINGLE_COPY_BYTES: 0 (off) or a per-peer size
-  std::string hostId;                 // WEFT_HOSTID
-  std::string topoFile;               // WEFT_TOPO_FILE: a topology file used instead of discovery
+  // Single-copy collectives (collectives/single_copy.h): the per-peer sizes and the kinds.
+  size_t shmSingleCopyBytes = 256u << 10;        // WEFT_SHM_SINGLE_COPY_BYTES: 0 is off
+  size_t shmSingleCopyMaxBytes = 2u << 20;       // WEFT_SHM_SINGLE_COPY_MAX_BYTES: 0 is no limit
+  std::string shmSingleCopyColls = "allgather";  // WEFT_SHM_SINGLE_COPY_COLLS
+  std::string hostId;                            // WEFT_HOSTID
+  std::string topoFile;  // WEFT_TOPO_FILE: a topology file used instead of discovery
 
   // Algorithms.
   std::string hierarchy = "auto";  // WEFT_HIERARCHY: auto | on | off (tiers across hosts)

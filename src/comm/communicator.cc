@@ -71,6 +71,10 @@ Status Communicator::connect(const UniqueIdData& id) {
   setLogRank(rank_);
   Status s = AlgoOverride::parse(config_.algo, &algoOverride_);
   if (s.ok()) {
+    s = SingleCopyLimits::parse(config_.shmSingleCopyColls, config_.shmSingleCopyBytes,
+                                config_.shmSingleCopyMaxBytes, &singleCopyLimits_);
+  }
+  if (s.ok()) {
     SockAddr local;
     s = chooseLocalAddress(id.root.toSockAddr(), &local);
     if (s.ok()) s = connectTransports(id, local);

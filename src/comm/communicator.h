@@ -62,6 +62,7 @@ class Communicator {
   const std::vector<int>& ringOrder() const { return ringOrder_; }
   const HostGroups& hostGroups() const { return hostGroups_; }
   const AlgoOverride& algoOverride() const { return algoOverride_; }
+  const SingleCopyLimits& singleCopyLimits() const { return singleCopyLimits_; }
   AlgoParams algoParams(size_t elemSize) const;
   Bootstrap& bootstrap() { return *bootstrap_; }
   std::string describe() const;  // "rank 2 of 4 (name)"
@@ -124,6 +125,7 @@ class Communicator {
   HostGroups hostGroups_;
   bool oversubscribed_ = false;
   AlgoOverride algoOverride_;
+  SingleCopyLimits singleCopyLimits_;
   std::vector<char> scratch_;
   ExecutorCache executors_;
   std::unique_ptr<DirectGroup> direct_;

@@ -18,6 +18,8 @@ Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
   c.directBytes = e.directBytes;
   c.shmStreamBytes = e.shmStreamBytes;
   c.shmSingleCopyBytes = e.shmSingleCopyBytes;
+  c.shmSingleCopyMaxBytes = e.shmSingleCopyMaxBytes;
+  c.shmSingleCopyColls = e.shmSingleCopyColls;
   c.chunkBytes = e.chunkBytes;
   c.algo = e.algo;
   c.hierarchy = e.hierarchy;

@@ -22,6 +22,8 @@ struct CommConfig {
   size_t directBytes = 0;
   size_t shmStreamBytes = 0;
   size_t shmSingleCopyBytes = 0;
+  size_t shmSingleCopyMaxBytes = 0;
+  std::string shmSingleCopyColls;
   size_t chunkBytes = 0;
   std::string algo;
   std::string hierarchy = "auto";

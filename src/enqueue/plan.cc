@@ -181,7 +181,7 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
     return okStatus();
   }
   if (DirectGroup* group = comm.direct()) {
-    if (SingleCopyOp::fits(*group, a, es, comm.config().shmSingleCopyBytes)) {
+    if (SingleCopyOp::fits(*group, a, es, comm.singleCopyLimits())) {
       comm.singleCopyOp().start(group, a, op.sendbuff, op.recvbuff, es,
                                 signatureOf(op) ^ kSingleCopyMark);
       out->runnable = &comm.singleCopyOp();

@@ -47,7 +47,9 @@ TEST_P(KilledRank, PeersGetAnErrorWithinTheTimeout) {
       4,
       {{"WEFT_TRANSPORT", c.transport},
        {"WEFT_TIMEOUT", std::to_string(timeoutSec)},
-       {"WEFT_SHM_SINGLE_COPY_BYTES", "1M"}},
+       {"WEFT_SHM_SINGLE_COPY_BYTES", "1M"},
+       {"WEFT_SHM_SINGLE_COPY_MAX_BYTES", "0"},
+       {"WEFT_SHM_SINGLE_COPY_COLLS", "allgather,broadcast,alltoall"}},
       [&](int rank) {
         weftComm_t comm = nullptr;
         ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);

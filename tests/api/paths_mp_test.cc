@@ -186,12 +186,18 @@ TEST(Paths, StreamedOutputsAreExact) {
 // All-to-all, all-gather and broadcast with at least WEFT_SHM_SINGLE_COPY_BYTES per peer read
 // their peers' buffers with one copy; run between staged all-reduces, in and out of place, with
 // odd counts, on 3 ranks. When one rank may not read the others' memory (a seccomp filter
-// here), every rank stages instead. Results are exact either way, and the trace says which path
-// ran.
-class SingleCopy : public ::testing::TestWithParam<bool> {};
+// here), every rank stages instead. Inputs in weftMemAlloc memory (new ones each round, on two
+// ranks of three) are mapped and copied by the reader. Results are exact either way, and the
+// trace says which path ran.
+using Ints = std::vector<int32_t, WeftMemAllocator<int32_t>>;
+
+enum class SingleCopyCase { kAllowed, kRefusedByOneRank, kTwoRanksWeftMem };
+
+class SingleCopy : public ::testing::TestWithParam<SingleCopyCase> {};
 
 TEST_P(SingleCopy, IsExactAndTraced) {
-  const bool refused = GetParam();
+  const bool refused = GetParam() == SingleCopyCase::kRefusedByOneRank;
+  const bool weftMem = GetParam() == SingleCopyCase::kTwoRanksWeftMem;
   const RankFiles logs("single-copy-test");
   const size_t block = 20011, reduced = 50001;  // 80K per peer, past the threshold below
   auto results = runProcesses(
@@ -199,6 +205,7 @@ TEST_P(SingleCopy, IsExactAndTraced) {
       {{"WEFT_DEBUG", "TRACE"},
        {"WEFT_DEBUG_SUBSYS", "COLL"},
        {"WEFT_SHM_SINGLE_COPY_BYTES", "64K"},
+       {"WEFT_SHM_SINGLE_COPY_COLLS", "allgather,broadcast,all_to_all"},
        {"WEFT_TRANSPORT", "shm"}},
       [&](int rank) {
         logs.route(rank);
@@ -207,10 +214,11 @@ TEST_P(SingleCopy, IsExactAndTraced) {
         }
         weftComm_t comm = nullptr;
         ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
-        std::vector<int32_t> send(3 * block), out(3 * block, -1);
-        for (size_t i = 0; i < send.size(); ++i)
-          send[i] = valueOf(rank, i);
+        weftMemAllocInForce() = weftMem && rank != 2;
         for (int round = 0; round < 2; ++round) {
+          Ints send(3 * block), out(3 * block, -1);
+          for (size_t i = 0; i < send.size(); ++i)
+            send[i] = valueOf(rank, i);
           ASSERT_EQ(weftAllToAll(send.data(), out.data(), block, weftInt32, comm, nullptr),
                     weftSuccess)
               << weftGetLastError(comm);
@@ -228,14 +236,14 @@ TEST_P(SingleCopy, IsExactAndTraced) {
                     weftSuccess);
           for (size_t i = 0; i < 3 * block; ++i)
             ASSERT_EQ(out[i], valueOf(static_cast<int>(i / block), i % block)) << "all_gather";
-          std::vector<int32_t> gathered(3 * block, -1);
+          Ints gathered(3 * block, -1);
           memcpy(gathered.data() + rank * block, send.data(), block * sizeof(int32_t));
           ASSERT_EQ(weftAllGather(gathered.data() + rank * block, gathered.data(), block, weftInt32,
                                   comm, nullptr),
                     weftSuccess);
           ASSERT_EQ(gathered, out) << "in-place all_gather";
           for (int root = 0; root < 3; ++root) {
-            std::vector<int32_t> b(3 * block, -1);
+            Ints b(3 * block, -1);
             if (rank == root) b = send;  // in place at the root
             ASSERT_EQ(weftBroadcast(b.data(), b.data(), 3 * block, weftInt32, root, comm, nullptr),
                       weftSuccess);
@@ -253,12 +261,27 @@ TEST_P(SingleCopy, IsExactAndTraced) {
       EXPECT_TRUE(logged(text, coll, path)) << coll << "\n" << text;
     EXPECT_FALSE(logged(text, "all_to_all", refused ? "single copy)" : "staged)")) << text;
     EXPECT_TRUE(logged(text, "all_reduce", "sum, staged)")) << text;
+    // Ranks 0 and 1 map each other's inputs and rank 2 maps both; nobody maps rank 2's heap.
+    const bool mapsPeers = text.find("weftMemAlloc input through a mapping") != std::string::npos;
+    EXPECT_EQ(mapsPeers, weftMem) << text;
+    EXPECT_EQ(text.find("read rank 2's weftMemAlloc input"), std::string::npos) << text;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, SingleCopy, ::testing::Bool(), [](const auto& info) {
-  return info.param ? "RefusedByOneRank" : "Allowed";
-});
+INSTANTIATE_TEST_SUITE_P(All, SingleCopy,
+                         ::testing::Values(SingleCopyCase::kAllowed,
+                                           SingleCopyCase::kRefusedByOneRank,
+                                           SingleCopyCase::kTwoRanksWeftMem),
+                         [](const auto& info) {
+                           switch (info.param) {
+                             case SingleCopyCase::kRefusedByOneRank:
+                               return "RefusedByOneRank";
+                             case SingleCopyCase::kTwoRanksWeftMem:
+                               return "TwoRanksWeftMem";
+                             default:
+                               return "Allowed";
+                           }
+                         });
 
 // Buffers from weftMemAlloc on every rank: every collective above the direct size goes mapped
 // (the trace says so) and is exact, also after the buffers are freed and allocated again (the
@@ -266,14 +289,16 @@ INSTANTIATE_TEST_SUITE_P(All, SingleCopy, ::testing::Bool(), [](const auto& info
 // stage, but for broadcasts from another root, which read only the root's buffer.
 class Mapped : public ::testing::TestWithParam<bool> {};
 
-using Ints = std::vector<int32_t, WeftMemAllocator<int32_t>>;
-
 TEST_P(Mapped, IsExactAndTraced) {
   const bool oneOnHeap = GetParam();
   const RankFiles logs("mapped-test");
   const size_t block = 100003;
-  auto results =
-      runProcesses(3, {{"WEFT_DEBUG", "TRACE"}, {"WEFT_DEBUG_SUBSYS", "COLL"}}, [&](int rank) {
+  auto results = runProcesses(
+      3,
+      {{"WEFT_DEBUG", "TRACE"},
+       {"WEFT_DEBUG_SUBSYS", "COLL"},
+       {"WEFT_SHM_SINGLE_COPY_BYTES", "0"}},  // all-gathers this size would go
+      [&](int rank) {
         logs.route(rank);
         weftComm_t comm = nullptr;
         ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);

@@ -131,18 +131,43 @@ TEST(SingleCopy, FitsOnlyReadableGroupsKindsAndSizes) {
   Ranks ranks(3);
   const DirectGroup& g = *ranks.groups[0];
   const size_t mib = size_t{1} << 20;
-  EXPECT_TRUE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllToAll, mib / 4, 0), 4, mib));
-  EXPECT_TRUE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllGather, mib / 4, 0), 4, mib));
-  EXPECT_TRUE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kBroadcast, mib / 4, 0), 4, mib));
-  EXPECT_FALSE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllToAll, mib / 4 - 1, 0), 4, mib));
-  EXPECT_FALSE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllToAll, mib, 0), 4, 0));
+  auto fits = [&](const DirectGroup& group, CollKind kind, size_t count, size_t minBytes,
+                  size_t maxBytes) {
+    SingleCopyLimits limits;
+    EXPECT_TRUE(
+        SingleCopyLimits::parse("allgather,broadcast,all_to_all", minBytes, maxBytes, &limits)
+            .ok());
+    return SingleCopyOp::fits(group, ranks.args(0, kind, count, 0), 4, limits);
+  };
+  EXPECT_TRUE(fits(g, CollKind::kAllToAll, mib / 4, mib, 0));
+  EXPECT_TRUE(fits(g, CollKind::kAllGather, mib / 4, mib, 0));
+  EXPECT_TRUE(fits(g, CollKind::kBroadcast, mib / 4, mib, 0));
+  EXPECT_FALSE(fits(g, CollKind::kAllToAll, mib / 4 - 1, mib, 0));
+  EXPECT_FALSE(fits(g, CollKind::kAllToAll, mib, 0, 0));
+  // The upper limit, per peer as the lower one.
+  EXPECT_TRUE(fits(g, CollKind::kAllGather, mib / 2, mib, 2 * mib));
+  EXPECT_FALSE(fits(g, CollKind::kAllGather, mib / 2 + 1, mib, 2 * mib));
   for (CollKind k : {CollKind::kAllReduce, CollKind::kReduce, CollKind::kReduceScatter})
-    EXPECT_FALSE(SingleCopyOp::fits(g, ranks.args(0, k, mib, 0), 4, mib)) << collName(k);
+    EXPECT_FALSE(fits(g, k, mib, mib, 0)) << collName(k);
+  // Only the kinds listed.
+  SingleCopyLimits gatherOnly;
+  ASSERT_TRUE(SingleCopyLimits::parse("AllGather", mib, 0, &gatherOnly).ok());
+  EXPECT_TRUE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4, gatherOnly));
+  EXPECT_FALSE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kBroadcast, mib, 0), 4, gatherOnly));
+  SingleCopyLimits none;
+  ASSERT_TRUE(SingleCopyLimits::parse("", mib, 0, &none).ok());
+  EXPECT_FALSE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4, none));
+  SingleCopyLimits bad;
+  Status s = SingleCopyLimits::parse("allgather,allreduce", mib, 0, &bad);
+  EXPECT_EQ(s.code(), weftInvalidArgument);
+  EXPECT_NE(s.message().find("'allreduce' is not allgather, broadcast or alltoall"),
+            std::string::npos)
+      << s.message();
   // One rank that may not read the others turns it off for all.
   ranks.controls[2]->readsPeers.store(0);
   DirectGroup without(0, {&ranks.areas[0], &ranks.areas[1], &ranks.areas[2]});
   EXPECT_FALSE(without.singleCopy());
-  EXPECT_FALSE(SingleCopyOp::fits(without, ranks.args(0, CollKind::kAllToAll, mib / 4, 0), 4, mib));
+  EXPECT_FALSE(fits(without, CollKind::kAllToAll, mib / 4, mib, 0));
 }
 
 // Each rank returns only once every rank reading its input is done: a rank that has not read
