@@ -51,6 +51,7 @@ void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send,
   nextPiece_ = 0;
   streamOut_ =
       args.kind != CollKind::kReduceScatter && recvBufferCount(args) * elemSize >= streamBytes;
+  streamStage_ = !combines() && args.kind != CollKind::kReduceScatter;
   state_ = State::kWaitSlot;
   peersChecked_ = false;
   const size_t chunkBytes = chunkBytesOf(*group);
@@ -124,7 +125,7 @@ void StagedOp::stage(size_t i) {
   const size_t bytes = countOf(i) * elemSize_;
   if (!perBlock()) {
     if (args_.kind != CollKind::kBroadcast || me == args_.root) {
-      memcpy(to, send_ + firstOf(i) * elemSize_, bytes);
+      copyOut(to, send_ + firstOf(i) * elemSize_, bytes, streamStage_);
     }
     return;
   }
@@ -132,8 +133,9 @@ void StagedOp::stage(size_t i) {
   const size_t blockBytes = args_.count * elemSize_;
   for (int b = 0; b < group_->nranks(); ++b) {
     if (b == me) continue;
-    memcpy(to + static_cast<size_t>(b) * blockStride_,
-           send_ + static_cast<size_t>(b) * blockBytes + firstOf(i) * elemSize_, bytes);
+    copyOut(to + static_cast<size_t>(b) * blockStride_,
+            send_ + static_cast<size_t>(b) * blockBytes + firstOf(i) * elemSize_, bytes,
+            streamStage_);
   }
 }
 

@@ -8,7 +8,8 @@
 // Each rank publishes how many chunks it has staged, combined and drained (SlotControl), and a
 // stage waits only for the counters it reads. Inputs are read once and outputs written once;
 // everything in between stays in the cache-sized staging areas, so a 2-rank all-reduce keeps
-// both cores busy at memory speed instead of copying through rings twice over.
+// both cores busy at memory speed instead of copying through rings twice over. (Collectives
+// that only copy stage past the cache, for the reason at streamStage_.)
 //
 // Which rank does what, per chunk:
 //   all_reduce      stage the chunk; combine sub-slice r; drain every rank's sub-slice
@@ -99,6 +100,11 @@ class StagedOp : public GroupOp {
   State state_ = State::kDone;
   bool peersChecked_ = false;
   bool streamOut_ = false;
+  // Collectives that only copy stage with non-temporal stores: a peer then reads the chunk from
+  // memory instead of from this core's cache, which was 3-7x slower whenever the two cores
+  // shared no L3 (a cache-line round trip 180-250 ns instead of 50-90), and no slower when
+  // they did. Reductions re-read what they stage and keep it in cache.
+  bool streamStage_ = false;
   MappedPost mine_;      // where this rank's buffers are, as posted
   bool mayMap_ = false;  // this rank's buffers allow the mapped form
   bool mapped_ = false;  // every rank's do: going mapped
