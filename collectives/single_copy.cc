@@ -5,6 +5,7 @@
 
 #include "collectives/algo_override.h"
 #include "src/base/log.h"
+#include "src/base/text.h"
 #include "transports/cross_memory.h"
 #include "transports/shm/shared_memory.h"
 
@@ -25,15 +26,22 @@ static_assert(sizeof(SingleCopyPost) <= kInlineSlotBytes);
 }  // namespace
 
 Status SingleCopyLimits::parse(const std::string& colls, size_t minBytes, size_t maxBytes,
-                               SingleCopyLimits* out) {
+                               int maxRanks, SingleCopyLimits* out) {
   SingleCopyLimits l;
   l.minBytes = minBytes;
   l.maxBytes = maxBytes;
+  l.maxRanks = maxRanks;
+  if (minBytes > 0 && maxBytes > 0 && maxBytes < minBytes) {
+    WEFT_WARN(kInit,
+              "WEFT_SHM_SINGLE_COPY_MAX_BYTES (%zu) is below WEFT_SHM_SINGLE_COPY_BYTES (%zu): "
+              "nothing goes single copy",
+              maxBytes, minBytes);
+  }
   size_t at = 0;
   while (at < colls.size()) {
     size_t end = colls.find(',', at);
     if (end == std::string::npos) end = colls.size();
-    const std::string name = colls.substr(at, end - at);
+    const std::string name(trim(std::string_view(colls).substr(at, end - at)));
     at = end + 1;
     if (name.empty()) continue;
     std::optional<CollKind> kind = parseCollName(name);
@@ -53,6 +61,7 @@ bool SingleCopyOp::fits(const DirectGroup& g, const CollArgs& a, size_t elemSize
                         const SingleCopyLimits& limits) {
   const size_t perPeer = a.count * elemSize;
   if (!g.singleCopy() || (limits.kinds & (1u << static_cast<int>(a.kind))) == 0) return false;
+  if (limits.maxRanks > 0 && g.nranks() > limits.maxRanks) return false;
   if (limits.minBytes == 0 || perPeer < limits.minBytes) return false;
   return limits.maxBytes == 0 || perPeer <= limits.maxBytes;
 }
@@ -103,21 +112,23 @@ Status SingleCopyOp::readFrom(int peer) {
   const size_t skip = args_.kind == CollKind::kAllToAll ? static_cast<size_t>(me) * block : 0;
   if (args_.kind != CollKind::kBroadcast) to += static_cast<size_t>(peer) * block;
   const pid_t pid = group_->area(peer).control->pid;
-  Status s;
   if (post.fd >= 0) {
     CollArgs theirs = args_;
     theirs.rank = peer;
     char* input = nullptr;
-    s = group_->peerMemory().map(pid, post.fd, post.serial, post.offset,
-                                 sendBufferCount(theirs) * elemSize_, &input);
+    Status s = group_->peerMemory().map(pid, post.fd, post.serial, post.offset,
+                                        sendBufferCount(theirs) * elemSize_, &input);
     if (s.ok()) {
       WEFT_TRACE(kColl, "single copy #%llu: read rank %d's weftMemAlloc input through a mapping",
                  static_cast<unsigned long long>(sequence_), peer);
       memcpy(to, input + skip, block);
+      return okStatus();
     }
-  } else {
-    s = readProcessMemory(pid, to, post.input + skip, block);
+    // The kernel's copy, which the ranks probed as they connected, still works.
+    WEFT_INFO(kColl, "single copy from rank %d: %s; reading it with process_vm_readv", peer,
+              s.message().c_str());
   }
+  Status s = readProcessMemory(pid, to, post.input + skip, block);
   if (!s.ok()) return s.withContext(strprintf("single copy from rank %d", peer));
   return okStatus();
 }

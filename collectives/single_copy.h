@@ -7,9 +7,10 @@
 // staged path's two (into a staging area, out of it); a peer's input in weftMemAlloc memory is
 // mapped and copied from here instead, as the mapped path would, without the kernel.
 //
-// By default only all-gathers go, with 256K to 2M per peer (WEFT_SHM_SINGLE_COPY_*): where
-// staging costs a third copy (its own block in, every block out) and the blocks stay in cache.
-// Measured here, broadcast and all-to-all at 4 ranks, and larger blocks, stage faster.
+// By default only all-gathers of 2 ranks go, with 256K to 2M per peer (WEFT_SHM_SINGLE_COPY_*):
+// there staging costs a third more copies (its own block in, every block out), and the blocks
+// stay in cache. Measured here, broadcast and all-to-all at 4 ranks, all-gather at 4 ranks, and
+// larger blocks stage faster.
 //
 // Who reads what:
 //   all_to_all   block `me` of every peer's input, into block r of the output
@@ -26,23 +27,26 @@
 
 namespace weft {
 
-// Which collectives go single-copy: the kinds, and how much a rank reads from each peer it
-// reads, at least minBytes (0: none go) and at most maxBytes (0: no limit).
+// Which collectives go single-copy: the kinds, how much a rank reads from each peer it reads,
+// at least minBytes (0: none go) and at most maxBytes (0: no limit), and in communicators of at
+// most maxRanks ranks (0: no limit).
 struct SingleCopyLimits {
   uint32_t kinds = 0;  // bit per CollKind
   size_t minBytes = 0;
   size_t maxBytes = 0;
+  int maxRanks = 0;
 
   // `colls` as WEFT_SHM_SINGLE_COPY_COLLS spells it: a comma-separated list of allgather,
-  // broadcast and alltoall (underscores allowed), or empty for none.
-  static Status parse(const std::string& colls, size_t minBytes, size_t maxBytes,
+  // broadcast and alltoall (underscores and blanks allowed), or empty for none.
+  static Status parse(const std::string& colls, size_t minBytes, size_t maxBytes, int maxRanks,
                       SingleCopyLimits* out);
 };
 
 class SingleCopyOp : public GroupOp {
  public:
   // Whether this collective can go single-copy: the group may read every rank's memory, and
-  // its kind and size are within the limits. Depends only on values every rank shares.
+  // its kind, size and rank count are within the limits. Ranks decide alike where their
+  // WEFT_SHM_SINGLE_COPY_* agree; the signature catches ranks whose settings differ.
   static bool fits(const DirectGroup& group, const CollArgs& args, size_t elemSize,
                    const SingleCopyLimits& limits);
   // As DirectOp::start; fits() must hold.

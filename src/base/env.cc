@@ -50,16 +50,20 @@ struct Parser {
     *out = text == "1";
   }
   template <typename T>
-  void positiveInt(const char* name, T* out) {
+  void integer(const char* name, int64_t minimum, T* out) {
     auto v = getEnv(name);
     if (!v) return;
     auto n = parseInt(*v);
-    if (!n || *n <= 0) {
-      warnings.push_back(std::string(name) + "=" + *v + " is not a positive integer; using " +
-                         std::to_string(*out));
+    if (!n || *n < minimum) {
+      warnings.push_back(std::string(name) + "=" + *v + " is not an integer of at least " +
+                         std::to_string(minimum) + "; using " + std::to_string(*out));
       return;
     }
     *out = static_cast<T>(*n);
+  }
+  template <typename T>
+  void positiveInt(const char* name, T* out) {
+    integer(name, 1, out);
   }
   void bytes(const char* name, size_t minimum, size_t* out) {
     auto v = getEnv(name);
@@ -106,6 +110,7 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   p.bytes("WEFT_SHM_SINGLE_COPY_BYTES", 0, &c.shmSingleCopyBytes);
   p.bytes("WEFT_SHM_SINGLE_COPY_MAX_BYTES", 0, &c.shmSingleCopyMaxBytes);
   p.str("WEFT_SHM_SINGLE_COPY_COLLS", &c.shmSingleCopyColls);
+  p.integer("WEFT_SHM_SINGLE_COPY_MAX_RANKS", 0, &c.shmSingleCopyMaxRanks);
   p.str("WEFT_HOSTID", &c.hostId);
   p.str("WEFT_TOPO_FILE", &c.topoFile);
   p.str("WEFT_ALGO", &c.algo);

@@ -32,6 +32,7 @@ struct EnvConfig {
   size_t shmSingleCopyBytes = 256u << 10;        // WEFT_SHM_SINGLE_COPY_BYTES: 0 is off
   size_t shmSingleCopyMaxBytes = 2u << 20;       // WEFT_SHM_SINGLE_COPY_MAX_BYTES: 0 is no limit
   std::string shmSingleCopyColls = "allgather";  // WEFT_SHM_SINGLE_COPY_COLLS
+  int shmSingleCopyMaxRanks = 2;                 // WEFT_SHM_SINGLE_COPY_MAX_RANKS: 0 is no limit
   std::string hostId;                            // WEFT_HOSTID
   std::string topoFile;  // WEFT_TOPO_FILE: a topology file used instead of discovery
 

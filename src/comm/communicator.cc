@@ -72,7 +72,8 @@ Status Communicator::connect(const UniqueIdData& id) {
   Status s = AlgoOverride::parse(config_.algo, &algoOverride_);
   if (s.ok()) {
     s = SingleCopyLimits::parse(config_.shmSingleCopyColls, config_.shmSingleCopyBytes,
-                                config_.shmSingleCopyMaxBytes, &singleCopyLimits_);
+                                config_.shmSingleCopyMaxBytes, config_.shmSingleCopyMaxRanks,
+                                &singleCopyLimits_);
   }
   if (s.ok()) {
     SockAddr local;

@@ -24,6 +24,7 @@ struct CommConfig {
   size_t shmSingleCopyBytes = 0;
   size_t shmSingleCopyMaxBytes = 0;
   std::string shmSingleCopyColls;
+  int shmSingleCopyMaxRanks = 0;
   size_t chunkBytes = 0;
   std::string algo;
   std::string hierarchy = "auto";

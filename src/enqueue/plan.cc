@@ -34,7 +34,7 @@ uint64_t signatureOf(const Op& op) {
 }
 
 // Mixed into the signature of staged and single-copy collectives, so that ranks that took
-// different paths for the same call (their WEFT_DIRECT_BYTES or WEFT_SHM_SINGLE_COPY_BYTES
+// different paths for the same call (their WEFT_DIRECT_BYTES or WEFT_SHM_SINGLE_COPY_*
 // differ) find out instead of misreading each other's slots.
 constexpr uint64_t kStagedMark = 0x57a6ed0c0ffeull;
 constexpr uint64_t kSingleCopyMark = 0x5c0b1c0b1ull;
@@ -174,12 +174,12 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
     out->averageCount = recvBufferCount(a);
     out->averageDivisor = a.nranks;
   }
-  const ReduceFn reduce = out->label.reduces ? reduceFunction(op.type, op.redop) : nullptr;
   if (startDirect(comm, op)) {
     out->runnable = &comm.directOp();
     out->label.path = PhaseLabel::Path::kDirect;
     return okStatus();
   }
+  const ReduceFn reduce = out->label.reduces ? reduceFunction(op.type, op.redop) : nullptr;
   if (DirectGroup* group = comm.direct()) {
     if (SingleCopyOp::fits(*group, a, es, comm.singleCopyLimits())) {
       comm.singleCopyOp().start(group, a, op.sendbuff, op.recvbuff, es,

@@ -205,7 +205,8 @@ TEST_P(SingleCopy, IsExactAndTraced) {
       {{"WEFT_DEBUG", "TRACE"},
        {"WEFT_DEBUG_SUBSYS", "COLL"},
        {"WEFT_SHM_SINGLE_COPY_BYTES", "64K"},
-       {"WEFT_SHM_SINGLE_COPY_COLLS", "allgather,broadcast,all_to_all"},
+       {"WEFT_SHM_SINGLE_COPY_COLLS", "allgather, broadcast, all_to_all"},
+       {"WEFT_SHM_SINGLE_COPY_MAX_RANKS", "0"},
        {"WEFT_TRANSPORT", "shm"}},
       [&](int rank) {
         logs.route(rank);
@@ -265,6 +266,41 @@ TEST_P(SingleCopy, IsExactAndTraced) {
     const bool mapsPeers = text.find("weftMemAlloc input through a mapping") != std::string::npos;
     EXPECT_EQ(mapsPeers, weftMem) << text;
     EXPECT_EQ(text.find("read rank 2's weftMemAlloc input"), std::string::npos) << text;
+  }
+}
+
+// The defaults: a 2-rank all-gather of 256K-2M per rank goes single copy, a larger one and a
+// broadcast of the same size stage.
+TEST(SingleCopyDefaults, OnlySmallTwoRankAllGathers) {
+  const RankFiles logs("single-copy-defaults");
+  const size_t small = 100003, large = 1u << 20;  // int32s: 400K and 4M per rank
+  auto results =
+      runProcesses(2, {{"WEFT_DEBUG", "TRACE"}, {"WEFT_DEBUG_SUBSYS", "COLL"}}, [&](int rank) {
+        logs.route(rank);
+        weftComm_t comm = nullptr;
+        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
+        for (size_t count : {small, large}) {
+          std::vector<int32_t> send(count), out(2 * count, -1);
+          for (size_t i = 0; i < count; ++i)
+            send[i] = valueOf(rank, i);
+          ASSERT_EQ(weftAllGather(send.data(), out.data(), count, weftInt32, comm, nullptr),
+                    weftSuccess);
+          for (size_t i = 0; i < 2 * count; ++i)
+            ASSERT_EQ(out[i], valueOf(static_cast<int>(i / count), i % count)) << i;
+        }
+        std::vector<int32_t> b(small, -1);
+        if (rank == 0) b.assign(small, 7);
+        ASSERT_EQ(weftBroadcast(b.data(), b.data(), small, weftInt32, 0, comm, nullptr),
+                  weftSuccess);
+        EXPECT_EQ(b, std::vector<int32_t>(small, 7));
+        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+      });
+  expectAllOk(results);
+  for (int rank = 0; rank < 2; ++rank) {
+    std::string text = logs.take(rank);
+    EXPECT_NE(text.find("(100003 x int32, single copy)"), std::string::npos) << text;
+    EXPECT_NE(text.find("all_gather #1 (1048576 x int32, staged"), std::string::npos) << text;
+    EXPECT_TRUE(logged(text, "broadcast", "staged)")) << text;
   }
 }
 

@@ -135,7 +135,7 @@ TEST(SingleCopy, FitsOnlyReadableGroupsKindsAndSizes) {
                   size_t maxBytes) {
     SingleCopyLimits limits;
     EXPECT_TRUE(
-        SingleCopyLimits::parse("allgather,broadcast,all_to_all", minBytes, maxBytes, &limits)
+        SingleCopyLimits::parse("allgather,broadcast,all_to_all", minBytes, maxBytes, 0, &limits)
             .ok());
     return SingleCopyOp::fits(group, ranks.args(0, kind, count, 0), 4, limits);
   };
@@ -151,18 +151,24 @@ TEST(SingleCopy, FitsOnlyReadableGroupsKindsAndSizes) {
     EXPECT_FALSE(fits(g, k, mib, mib, 0)) << collName(k);
   // Only the kinds listed.
   SingleCopyLimits gatherOnly;
-  ASSERT_TRUE(SingleCopyLimits::parse("AllGather", mib, 0, &gatherOnly).ok());
+  ASSERT_TRUE(SingleCopyLimits::parse(" AllGather ", mib, 0, 0, &gatherOnly).ok());
   EXPECT_TRUE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4, gatherOnly));
   EXPECT_FALSE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kBroadcast, mib, 0), 4, gatherOnly));
   SingleCopyLimits none;
-  ASSERT_TRUE(SingleCopyLimits::parse("", mib, 0, &none).ok());
+  ASSERT_TRUE(SingleCopyLimits::parse("", mib, 0, 0, &none).ok());
   EXPECT_FALSE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4, none));
   SingleCopyLimits bad;
-  Status s = SingleCopyLimits::parse("allgather,allreduce", mib, 0, &bad);
+  Status s = SingleCopyLimits::parse("allgather,allreduce", mib, 0, 0, &bad);
   EXPECT_EQ(s.code(), weftInvalidArgument);
   EXPECT_NE(s.message().find("'allreduce' is not allgather, broadcast or alltoall"),
             std::string::npos)
       << s.message();
+  // Communicators of more ranks than the limit stage (these have 3).
+  SingleCopyLimits twoRanks;
+  ASSERT_TRUE(SingleCopyLimits::parse("allgather", mib, 0, 2, &twoRanks).ok());
+  EXPECT_FALSE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4, twoRanks));
+  twoRanks.maxRanks = 3;
+  EXPECT_TRUE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4, twoRanks));
   // One rank that may not read the others turns it off for all.
   ranks.controls[2]->readsPeers.store(0);
   DirectGroup without(0, {&ranks.areas[0], &ranks.areas[1], &ranks.areas[2]});
