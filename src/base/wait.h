@@ -2,6 +2,7 @@
 // so that ranks may outnumber cores many times over. Every wait has a deadline.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 
@@ -40,6 +41,8 @@ class Backoff {
   // One pause of a wait loop; each call waits a little longer than the one before.
   void pause();
   void reset() { rounds_ = 0; }
+  // Goes on from the end of the spinning phase: for a wait that has just spun elsewhere.
+  void skipSpin() { rounds_ = std::max(rounds_, spinRounds_); }
   bool spinning() const { return rounds_ < spinRounds_; }
   // True once the spinning and yielding phases are over, so callers may block instead.
   bool sleeping() const { return rounds_ >= spinRounds_ + yieldRounds_; }

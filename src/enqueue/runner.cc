@@ -28,6 +28,7 @@ struct Active {
   // idle checks turn that into a time.
   bool moved = false;
   Clock::time_point lastProgress;
+  bool spun = false;  // runCollective's shortcut spun on it already
 };
 
 // Marks the communicator failed by `what`'s error, and returns the error as reported.
@@ -129,6 +130,7 @@ class Runner {
       if (!s.ok()) failWith(a, s);
     }
     Backoff idle = Backoff::forProgress(oversubscribed_);
+    if (active_.size() == 1 && active_[0].spun) idle.skipSpin();
     Clock::time_point lastCheck{};  // read from the clock only once idle
     for (;;) {
       bool progressed = pass();
@@ -295,6 +297,7 @@ Status runCollective(const Op& op) {
     a.moved = true;
     a.phase.runnable = &comm.directOp();
     a.phase.label = directLabel(op, sequence);
+    a.spun = true;
   }
   return Runner(&a, 1).run();
 }
