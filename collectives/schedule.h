@@ -67,6 +67,11 @@ enum class CollKind : uint8_t {
 constexpr int kNumCollKinds = 8;
 
 const char* collName(CollKind kind);
+// Whether the collective combines ranks' data with a reduction operator.
+inline bool isReduction(CollKind kind) {
+  return kind == CollKind::kReduce || kind == CollKind::kAllReduce ||
+         kind == CollKind::kReduceScatter;
+}
 
 // What a collective call asks for, as the algorithms see it. count follows NCCL: the whole vector
 // for broadcast, reduce and all-reduce; per rank for reduce-scatter (recvcount), all-gather

@@ -37,12 +37,8 @@ Status SingleCopyLimits::parse(const std::string& colls, size_t minBytes, size_t
               "nothing goes single copy",
               maxBytes, minBytes);
   }
-  size_t at = 0;
-  while (at < colls.size()) {
-    size_t end = colls.find(',', at);
-    if (end == std::string::npos) end = colls.size();
-    const std::string name(trim(std::string_view(colls).substr(at, end - at)));
-    at = end + 1;
+  for (std::string_view piece : split(colls, ',')) {
+    const std::string name(trim(piece));
     if (name.empty()) continue;
     std::optional<CollKind> kind = parseCollName(name);
     if (!kind || (*kind != CollKind::kAllGather && *kind != CollKind::kBroadcast &&

@@ -51,7 +51,7 @@ void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send,
   nextPiece_ = 0;
   streamOut_ =
       args.kind != CollKind::kReduceScatter && recvBufferCount(args) * elemSize >= streamBytes;
-  streamStage_ = !combines() && args.kind != CollKind::kReduceScatter;
+  streamStage_ = !isReduction(args.kind);
   state_ = State::kWaitSlot;
   peersChecked_ = false;
   const size_t chunkBytes = chunkBytesOf(*group);

@@ -52,9 +52,7 @@ Status checkCollective(const Op& op) {
     return errorf(weftInvalidArgument, "%s: unknown data type %d", collName(a.kind),
                   static_cast<int>(op.type));
   }
-  bool reduces = a.kind == CollKind::kReduce || a.kind == CollKind::kAllReduce ||
-                 a.kind == CollKind::kReduceScatter;
-  if (reduces && !validOp(op.redop)) {
+  if (isReduction(a.kind) && !validOp(op.redop)) {
     return errorf(weftInvalidArgument, "%s: unknown reduction operator %d", collName(a.kind),
                   static_cast<int>(op.redop));
   }

@@ -105,11 +105,6 @@ std::vector<BufferView> collectiveBuffers(Communicator& comm, const Op& op, cons
           BufferView{comm.scratch(scratchCount * es), scratchCount, es}};
 }
 
-bool reducesData(CollKind kind) {
-  return kind == CollKind::kReduce || kind == CollKind::kAllReduce ||
-         kind == CollKind::kReduceScatter;
-}
-
 }  // namespace
 
 std::string PhaseLabel::describe() const {
@@ -147,7 +142,7 @@ PhaseLabel collectiveLabel(const Op& op, uint64_t sequence) {
   l.count = op.args.count;
   l.type = op.type;
   l.op = op.redop;
-  l.reduces = reducesData(op.args.kind);
+  l.reduces = isReduction(op.args.kind);
   l.sequence = sequence;
   return l;
 }
@@ -157,7 +152,7 @@ bool startDirect(Communicator& comm, const Op& op) {
   const CollArgs a = argsOf(op);
   const size_t es = typeSize(op.type);
   if (group == nullptr || !group->fits(a, es, comm.config().directBytes)) return false;
-  const ReduceFn reduce = reducesData(a.kind) ? reduceFunction(op.type, op.redop) : nullptr;
+  const ReduceFn reduce = isReduction(a.kind) ? reduceFunction(op.type, op.redop) : nullptr;
   comm.directOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce, signatureOf(op));
   return true;
 }
