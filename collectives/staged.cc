@@ -123,9 +123,19 @@ void StagedOp::stage(size_t i) {
   const int me = group_->rank();
   char* to = stagingOf(me, i);
   const size_t bytes = countOf(i) * elemSize_;
+  const char* from = send_ + firstOf(i) * elemSize_;
+  if (combines()) {
+    // This rank's own slice is combined straight from its input: only the others' go in.
+    auto [first, count] = lineSlice(countOf(i), elemSize_, group_->nranks(), me);
+    const size_t at = first * elemSize_;
+    const size_t end = at + count * elemSize_;
+    copyOut(to, from, at, streamStage_);
+    copyOut(to + end, from + end, bytes - end, streamStage_);
+    return;
+  }
   if (!perBlock()) {
     if (args_.kind != CollKind::kBroadcast || me == args_.root) {
-      copyOut(to, send_ + firstOf(i) * elemSize_, bytes, streamStage_);
+      copyOut(to, from, bytes, streamStage_);
     }
     return;
   }
@@ -139,8 +149,8 @@ void StagedOp::stage(size_t i) {
   }
 }
 
-// This rank's sub-slice of chunk i, reduced from every staging area into its own: its own first,
-// then the others in rank order after it.
+// This rank's sub-slice of chunk i, reduced from its input and the others' staging areas into its
+// own staging area: its own part first, then the others in rank order after it.
 void StagedOp::combine(size_t i) {
   const int n = group_->nranks();
   const int me = group_->rank();
@@ -148,8 +158,10 @@ void StagedOp::combine(size_t i) {
   if (count == 0) return;
   const size_t at = first * elemSize_;
   char* acc = stagingOf(me, i) + at;
+  const char* own = send_ + (firstOf(i) + first) * elemSize_;
+  if (n == 1) memcpy(acc, own, count * elemSize_);
   for (int k = 1; k < n; ++k)
-    reduce_(acc, acc, stagingOf((me + k) % n, i) + at, count);
+    reduce_(acc, k == 1 ? own : acc, stagingOf((me + k) % n, i) + at, count);
 }
 
 void StagedOp::drain(size_t i) {

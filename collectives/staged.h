@@ -2,8 +2,8 @@
 // the direct slots go chunk by chunk through each rank's staging area (transports/slot_area.h),
 // a ring of chunks in shared memory. Every chunk passes three stages on every rank:
 //   stage    copy this rank's part of the chunk from its input into its staging area
-//   combine  (reductions) reduce this rank's sub-slice of the chunk from every rank's staging
-//            area into its own staging area
+//   combine  (reductions) reduce this rank's sub-slice of the chunk from its input and the other
+//            ranks' staging areas into its own staging area
 //   drain    copy what this rank receives from the staging areas into its output
 // Each rank publishes how many chunks it has staged, combined and drained (SlotControl), and a
 // stage waits only for the counters it reads. Inputs are read once and outputs written once;
@@ -12,7 +12,8 @@
 // that only copy stage past the cache, for the reason at streamStage_.)
 //
 // Which rank does what, per chunk:
-//   all_reduce      stage the chunk; combine sub-slice r; drain every rank's sub-slice
+//   all_reduce      stage the chunk but sub-slice r; combine sub-slice r; drain every rank's
+//                   sub-slice
 //   reduce          the same, but only the root drains
 //   reduce_scatter  stage the chunk's part of every other rank's block; drain: reduce the
 //                   part of this rank's block from the others' staging areas and its input
