@@ -107,6 +107,7 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   p.bytes("WEFT_SHM_STAGING_BYTES", 0, &c.shmStagingBytes);
   p.bytes("WEFT_DIRECT_BYTES", 0, &c.directBytes);
   p.bytes("WEFT_SHM_STREAM_BYTES", 0, &c.shmStreamBytes);
+  if (getEnv("WEFT_SHM_STREAM_BYTES")) c.shmStreamBytesOversubscribed = c.shmStreamBytes;
   p.bytes("WEFT_SHM_SINGLE_COPY_BYTES", 0, &c.shmSingleCopyBytes);
   p.bytes("WEFT_SHM_SINGLE_COPY_MAX_BYTES", 0, &c.shmSingleCopyMaxBytes);
   p.str("WEFT_SHM_SINGLE_COPY_COLLS", &c.shmSingleCopyColls);

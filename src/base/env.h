@@ -28,6 +28,8 @@ struct EnvConfig {
   size_t shmStagingBytes = 2u << 20;  // WEFT_SHM_STAGING_BYTES: chunks of staged collectives
   size_t directBytes = 64u << 10;     // WEFT_DIRECT_BYTES: per-rank data of direct collectives
   size_t shmStreamBytes = 8u << 20;   // WEFT_SHM_STREAM_BYTES: outputs stored past the cache
+  // ... where the host's ranks outnumber its cores, unless WEFT_SHM_STREAM_BYTES is set.
+  size_t shmStreamBytesOversubscribed = 1u << 20;
   // Single-copy collectives (collectives/single_copy.h): the per-peer sizes and the kinds.
   size_t shmSingleCopyBytes = 256u << 10;        // WEFT_SHM_SINGLE_COPY_BYTES: 0 is off
   size_t shmSingleCopyMaxBytes = 2u << 20;       // WEFT_SHM_SINGLE_COPY_MAX_BYTES: 0 is no limit

@@ -17,6 +17,7 @@ Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
   c.shmStagingBytes = e.shmStagingBytes;
   c.directBytes = e.directBytes;
   c.shmStreamBytes = e.shmStreamBytes;
+  c.shmStreamBytesOversubscribed = e.shmStreamBytesOversubscribed;
   c.shmSingleCopyBytes = e.shmSingleCopyBytes;
   c.shmSingleCopyMaxBytes = e.shmSingleCopyMaxBytes;
   c.shmSingleCopyColls = e.shmSingleCopyColls;

@@ -21,6 +21,7 @@ struct CommConfig {
   size_t shmStagingBytes = 0;
   size_t directBytes = 0;
   size_t shmStreamBytes = 0;
+  size_t shmStreamBytesOversubscribed = 0;
   size_t shmSingleCopyBytes = 0;
   size_t shmSingleCopyMaxBytes = 0;
   std::string shmSingleCopyColls;

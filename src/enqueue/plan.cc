@@ -185,7 +185,7 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
     }
     if (StagedOp::fits(*group, a)) {
       comm.stagedOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce,
-                            signatureOf(op) ^ kStagedMark, comm.config().shmStreamBytes);
+                            signatureOf(op) ^ kStagedMark, comm.streamBytes());
       out->runnable = &comm.stagedOp();
       out->staged = &comm.stagedOp();
       out->label.path = PhaseLabel::Path::kStaged;

@@ -2,6 +2,7 @@
 // (direct), chunk by chunk through the staging areas (staged), or as a schedule over the rings
 // when staging is off; the trace log names the path. Results are checked either way.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <chrono>
 #include <cstring>
@@ -18,8 +19,8 @@
 namespace weft::test {
 namespace {
 
-// An all-reduce of `count` int32 on 3 ranks, checked exactly.
-void allReduce(weftComm_t comm, int rank, size_t count) {
+// An all-reduce of `count` int32 on `nranks` ranks, checked exactly.
+void allReduce(weftComm_t comm, int rank, size_t count, int nranks = 3) {
   std::vector<int32_t> v(count);
   for (size_t i = 0; i < count; ++i)
     v[i] = static_cast<int32_t>(i % 1000) * (rank + 1);
@@ -27,8 +28,9 @@ void allReduce(weftComm_t comm, int rank, size_t count) {
   ASSERT_EQ(weftAllReduce(v.data(), out.data(), count, weftInt32, weftSum, comm, nullptr),
             weftSuccess)
       << weftGetLastError(comm);
+  const int32_t ranksSum = nranks * (nranks + 1) / 2;
   for (size_t i = 0; i < count; i += 101)
-    ASSERT_EQ(out[i], static_cast<int32_t>(i % 1000) * 6) << "element " << i;
+    ASSERT_EQ(out[i], static_cast<int32_t>(i % 1000) * ranksSum) << "element " << i;
 }
 
 struct PathCase {
@@ -59,7 +61,8 @@ TEST_P(Paths, BySize) {
     std::string text = logs.take(rank);
     EXPECT_NE(text.find("(1024 x int32 sum, " + std::string(c.small) + ")"), std::string::npos)
         << text;
-    EXPECT_NE(text.find("(1048576 x int32 sum, " + std::string(c.large) + ")"), std::string::npos)
+    // Staged outputs of 4M may go streamed too (where the ranks outnumber the cores).
+    EXPECT_NE(text.find("(1048576 x int32 sum, " + std::string(c.large)), std::string::npos)
         << text;
   }
 }
@@ -180,6 +183,44 @@ TEST(Paths, StreamedOutputsAreExact) {
     for (const char* coll : {"all_gather", "broadcast", "all_to_all"})
       EXPECT_TRUE(logged(text, coll, "staged, streamed)")) << coll << "\n" << text;
     EXPECT_TRUE(logged(text, "reduce_scatter", "sum, staged)")) << text;
+  }
+}
+
+// Ranks that take turns on a core lose their cached outputs between calls, so by default they
+// stream outputs from 1M; ranks with a core each keep outputs below 8M in cache. 3 ranks bound
+// to one CPU are oversubscribed on any machine, 2 ranks never are.
+TEST(Paths, OversubscribedRanksStreamSmallerOutputs) {
+  const RankFiles logs("oversubscribed-test");
+  for (int n : {3, 2}) {
+    auto results =
+        runProcesses(n, {{"WEFT_DEBUG", "TRACE"}, {"WEFT_DEBUG_SUBSYS", "COLL"}}, [&](int rank) {
+          logs.route(rank);
+          if (n == 3) {
+            cpu_set_t allowed;
+            ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+            int first = 0;
+            while (!CPU_ISSET(first, &allowed))
+              ++first;
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(first, &one);
+            ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+          }
+          weftComm_t comm = nullptr;
+          ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
+          for (size_t count : {size_t{1} << 17, size_t{1} << 18, size_t{1} << 21})
+            allReduce(comm, rank, count, n);
+          EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+        });
+    expectAllOk(results);
+    for (int rank = 0; rank < n; ++rank) {
+      std::string text = logs.take(rank);
+      EXPECT_NE(text.find("(131072 x int32 sum, staged)"), std::string::npos) << text;
+      const char* mebibyte =
+          n == 3 ? "(262144 x int32 sum, staged, streamed)" : "(262144 x int32 sum, staged)";
+      EXPECT_NE(text.find(mebibyte), std::string::npos) << text;
+      EXPECT_NE(text.find("(2097152 x int32 sum, staged, streamed)"), std::string::npos) << text;
+    }
   }
 }
 
@@ -397,7 +438,9 @@ TEST_P(Mapped, IsExactAndTraced) {
       const bool broadcast = std::string(coll) == "broadcast";
       const size_t expected = broadcast ? (oneOnHeap ? 3u : 6u) : (oneOnHeap ? 0u : 3u);
       EXPECT_EQ(wentMapped, expected) << coll << "\n" << text;
-      EXPECT_TRUE(logged(text, coll, "staged)")) << coll << "\n" << text;
+      EXPECT_TRUE(logged(text, coll, "staged)") || logged(text, coll, "staged, streamed)"))
+          << coll << "\n"
+          << text;
     }
   }
 }
