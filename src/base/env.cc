@@ -90,6 +90,8 @@ struct Parser {
   }
 };
 
+}  // namespace
+
 EnvConfig parseEnv(std::vector<std::string>* warnings) {
   EnvConfig c;
   Parser p;
@@ -107,7 +109,10 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   p.bytes("WEFT_SHM_STAGING_BYTES", 0, &c.shmStagingBytes);
   p.bytes("WEFT_DIRECT_BYTES", 0, &c.directBytes);
   p.bytes("WEFT_SHM_STREAM_BYTES", 0, &c.shmStreamBytes);
-  if (getEnv("WEFT_SHM_STREAM_BYTES")) c.shmStreamBytesOversubscribed = c.shmStreamBytes;
+  // Set (and valid), it holds for oversubscribed ranks too.
+  if (auto v = getEnv("WEFT_SHM_STREAM_BYTES"); v && parseBytes(*v)) {
+    c.shmStreamBytesOversubscribed = c.shmStreamBytes;
+  }
   p.bytes("WEFT_SHM_SINGLE_COPY_BYTES", 0, &c.shmSingleCopyBytes);
   p.bytes("WEFT_SHM_SINGLE_COPY_MAX_BYTES", 0, &c.shmSingleCopyMaxBytes);
   p.str("WEFT_SHM_SINGLE_COPY_COLLS", &c.shmSingleCopyColls);
@@ -121,8 +126,6 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   *warnings = std::move(p.warnings);
   return c;
 }
-
-}  // namespace
 
 std::optional<std::string> getEnv(const char* name) {
   const char* v = getenv(name);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace weft {
 
@@ -49,6 +50,8 @@ struct EnvConfig {
 
 // Parsed once, on first use. Bad values are reported at WARN and replaced by the default.
 const EnvConfig& env();
+// Parses the variables as they are now, a warning for each bad value (env() keeps its own).
+EnvConfig parseEnv(std::vector<std::string>* warnings);
 // The same without reporting bad values: for the logger, which env() itself uses.
 const EnvConfig& envWithoutWarnings();
 

@@ -22,10 +22,15 @@ namespace {
 constexpr LinkModel kShmModel{1.0, 8.0, 10.0};
 constexpr LinkModel kTcpModel{20.0, 2.0, 10.0};
 
-int usableCpus() {
+// The CPUs this process may run on: its affinity mask, else every online CPU.
+cpu_set_t usableCpus() {
   cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
-  return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return set;
+  CPU_ZERO(&set);
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  for (long c = 0; c < online && c < CPU_SETSIZE; ++c)
+    CPU_SET(static_cast<int>(c), &set);
+  return set;
 }
 
 // WEFT_SOCKET_IFNAME or WEFT_SOCKET_FAMILY: the user chose the interfaces tcp uses.
@@ -160,28 +165,40 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   intraHostModel_ = config_.transport == "tcp" ? kTcpModel : kShmModel;
   interHostModel_ = kTcpModel;
   setUpDirect();
-  size_t localRanks = 1;
-  for (int r = 0; r < nranks_; ++r) {
-    localRanks += r != rank_ && ranks[r].hostHash == ranks[rank_].hostHash ? 1 : 0;
-  }
-  oversubscribed_ = localRanks > static_cast<size_t>(usableCpus());
   // Every rank must have connected before any uses its links; the all-gather that waits for
-  // that also tells whether every rank wants the links measured (all must do it or none) and
-  // each rank's NIC bandwidth, so that all price the links between hosts alike.
-  Blob mine(1 + sizeof(double));
+  // that also tells whether every rank wants the links measured (all must do it or none),
+  // each rank's NIC bandwidth, so that all price the links between hosts alike, and the CPUs
+  // each may run on.
+  const cpu_set_t cpus = usableCpus();
+  Blob mine(1 + sizeof(double) + sizeof(cpus));
   mine[0] = config_.calibrate ? 1 : 0;
   memcpy(mine.data() + 1, &nic.bandwidthGBps, sizeof(double));
+  memcpy(mine.data() + 1 + sizeof(double), &cpus, sizeof(cpus));
   std::vector<Blob> wants;
   WEFT_RETURN_IF_ERROR(
       bootstrap_->allGather(mine, &wants).withContext("waiting for all ranks to connect"));
   bool calibrate = true;
   std::vector<double> nicGBps;
-  for (const Blob& w : wants) {
+  // Oversubscribed: this host's ranks outnumber the CPUs they may run on together (ranks bound
+  // to a core each are not; ranks bound to one core are).
+  size_t localRanks = 0;
+  cpu_set_t hostCpus;
+  CPU_ZERO(&hostCpus);
+  for (int r = 0; r < nranks_; ++r) {
+    const Blob& w = wants[r];
     calibrate = calibrate && w.size() == mine.size() && w[0] == 1;
     double gbps = 0;
-    if (w.size() == mine.size()) memcpy(&gbps, w.data() + 1, sizeof(double));
+    cpu_set_t theirs = cpus;
+    if (w.size() == mine.size()) {
+      memcpy(&gbps, w.data() + 1, sizeof(double));
+      memcpy(&theirs, w.data() + 1 + sizeof(double), sizeof(theirs));
+    }
     nicGBps.push_back(gbps);
+    if (ranks[r].hostHash != ranks[rank_].hostHash) continue;
+    ++localRanks;
+    CPU_OR(&hostCpus, &hostCpus, &theirs);
   }
+  oversubscribed_ = localRanks > static_cast<size_t>(CPU_COUNT(&hostCpus));
   if (manyHosts) {
     interHostModel_ = capByNics(interHostModel_, nicGBps);
     linkModel_ = capByNics(linkModel_, nicGBps);

@@ -53,10 +53,8 @@ class Communicator {
   // More ranks of this communicator on this host than cores this process may run on: waits
   // should yield the core early instead of spinning.
   bool oversubscribed() const { return oversubscribed_; }
-  // Staged outputs this large or larger are stored past the cache (StagedOp::start). Ranks that
-  // share cores by turns lose their cached outputs anyway: from 1M, streaming made 4- and 8-rank
-  // all_gather, all_to_all and all_reduce 25-90% faster on 2 cores, while 2 ranks on 2 cores
-  // kept 2-4M outputs in cache for the next call.
+  // Staged outputs this large or larger are stored past the cache (StagedOp::start): lower
+  // where ranks take turns on cores and lose their cached outputs between calls anyway.
   size_t streamBytes() const {
     return oversubscribed_ ? config_.shmStreamBytesOversubscribed : config_.shmStreamBytes;
   }

@@ -28,6 +28,26 @@ TEST(Env, ParseBytes) {
   EXPECT_FALSE(parseBytes("K"));
 }
 
+// WEFT_SHM_STREAM_BYTES sets the threshold for oversubscribed ranks too, unless it is bad.
+TEST(Env, StreamBytesSetBoth) {
+  std::vector<std::string> warnings;
+  unsetenv("WEFT_SHM_STREAM_BYTES");
+  EnvConfig c = parseEnv(&warnings);
+  EXPECT_EQ(c.shmStreamBytes, 8u << 20);
+  EXPECT_EQ(c.shmStreamBytesOversubscribed, 1u << 20);
+  setenv("WEFT_SHM_STREAM_BYTES", "2M", 1);
+  c = parseEnv(&warnings);
+  EXPECT_EQ(c.shmStreamBytes, 2u << 20);
+  EXPECT_EQ(c.shmStreamBytesOversubscribed, 2u << 20);
+  EXPECT_TRUE(warnings.empty());
+  setenv("WEFT_SHM_STREAM_BYTES", "lots", 1);
+  c = parseEnv(&warnings);
+  EXPECT_EQ(c.shmStreamBytes, 8u << 20);
+  EXPECT_EQ(c.shmStreamBytesOversubscribed, 1u << 20);
+  EXPECT_EQ(warnings.size(), 1u);
+  unsetenv("WEFT_SHM_STREAM_BYTES");
+}
+
 TEST(SockAddr, ParseAndPrint) {
   SockAddr a;
   ASSERT_TRUE(SockAddr::parse("127.0.0.1:5000", &a).ok());
