@@ -12,6 +12,11 @@
 // stay in cache. Measured here, broadcast and all-to-all at 4 ranks, all-gather at 4 ranks, and
 // larger blocks stage faster.
 //
+// Reductions do not go single copy: an all-reduce that read each peer's slice 64K at a time
+// (process_vm_readv), reduced it and wrote it back into the peer's output (process_vm_writev)
+// ran 2-rank 256K-4M at 5.0-5.7 GB/s busbw against staging's 9.6-10.7; the kernel pins each
+// 4K page it copies, and that cost about as much as the copy itself.
+//
 // Who reads what:
 //   all_to_all   block `me` of every peer's input, into block r of the output
 //   all_gather   every peer's input, into block r of the output

@@ -50,7 +50,7 @@ class Communicator {
   Link* link(int peer) const {
     return peer >= 0 && static_cast<size_t>(peer) < links_.size() ? links_[peer].get() : nullptr;
   }
-  // More ranks of this communicator on this host than cores this process may run on: waits
+  // More ranks of this communicator on this host than CPUs they may run on together: waits
   // should yield the core early instead of spinning.
   bool oversubscribed() const { return oversubscribed_; }
   // Staged outputs this large or larger are stored past the cache (StagedOp::start): lower
