@@ -65,16 +65,18 @@ struct Parser {
   void positiveInt(const char* name, T* out) {
     integer(name, 1, out);
   }
-  void bytes(const char* name, size_t minimum, size_t* out) {
+  // Whether the variable was set to a valid size (then *out holds it).
+  bool bytes(const char* name, size_t minimum, size_t* out) {
     auto v = getEnv(name);
-    if (!v) return;
+    if (!v) return false;
     auto n = parseBytes(*v);
     if (!n || *n < minimum) {
       warnings.push_back(std::string(name) + "=" + *v + " is not a byte size of at least " +
                          std::to_string(minimum) + "; using " + std::to_string(*out));
-      return;
+      return false;
     }
     *out = *n;
+    return true;
   }
   void seconds(const char* name, int64_t* outMs) {
     auto v = getEnv(name);
@@ -108,9 +110,8 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   p.bytes("WEFT_SHM_SLOT_BYTES", 4096, &c.shmSlotBytes);
   p.bytes("WEFT_SHM_STAGING_BYTES", 0, &c.shmStagingBytes);
   p.bytes("WEFT_DIRECT_BYTES", 0, &c.directBytes);
-  p.bytes("WEFT_SHM_STREAM_BYTES", 0, &c.shmStreamBytes);
   // Set (and valid), it holds for oversubscribed ranks too.
-  if (auto v = getEnv("WEFT_SHM_STREAM_BYTES"); v && parseBytes(*v)) {
+  if (p.bytes("WEFT_SHM_STREAM_BYTES", 0, &c.shmStreamBytes)) {
     c.shmStreamBytesOversubscribed = c.shmStreamBytes;
   }
   p.bytes("WEFT_SHM_SINGLE_COPY_BYTES", 0, &c.shmSingleCopyBytes);

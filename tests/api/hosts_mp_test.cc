@@ -117,14 +117,6 @@ TEST_P(Tiers, AcrossSimulatedHosts) {
 
 INSTANTIATE_TEST_SUITE_P(Hierarchy, Tiers, ::testing::Values("on", "off", "auto"));
 
-// Runs on one CPU (before the communicator exists, so the topology sees the binding).
-void bindToCpu(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  ASSERT_EQ(sched_setaffinity(0, sizeof(set), &set), 0);
-}
-
 bool haveTwoCpus() {
   cpu_set_t set;
   return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_ISSET(0, &set) && CPU_ISSET(1, &set);

@@ -205,10 +205,7 @@ TEST(Paths, OversubscribedRanksStreamSmallerOutputs) {
             int first = 0;
             while (!CPU_ISSET(first, &allowed))
               ++first;
-            cpu_set_t one;
-            CPU_ZERO(&one);
-            CPU_SET(first, &one);
-            ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+            bindToCpu(first);
           }
           weftComm_t comm = nullptr;
           ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);

@@ -27,6 +27,10 @@ std::vector<ProcessResult> runProcesses(int nranks, const EnvList& env,
                                         const std::function<void(int rank)>& body,
                                         int timeoutSec = 300);
 
+// Runs this process on one CPU only (call it before the communicator exists, so the topology
+// and the oversubscription check see the binding).
+void bindToCpu(int cpu);
+
 // A loopback port nobody listens on right now.
 int freeLoopbackPort();
 
