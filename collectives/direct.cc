@@ -80,6 +80,15 @@ void DirectGroup::ringPeers() const {
   }
 }
 
+void DirectGroup::markFailed() const {
+  areas_[rank_]->control->failed.store(1, std::memory_order_release);
+  ringPeers();
+}
+
+bool DirectGroup::peerFailed(int r) const {
+  return areas_[r]->control->failed.load(std::memory_order_acquire) != 0;
+}
+
 bool DirectGroup::fits(const CollArgs& a, size_t elemSize, size_t maxBytes) const {
   const auto n = static_cast<size_t>(nranks());
   if (n < 2 || a.kind == CollKind::kAllToAllv) return false;

@@ -54,6 +54,9 @@ class DirectGroup {
   // checkPosted() says it is there.
   char* postData(int r, uint64_t sequence) const;
   void ringPeers() const;
+  // Tells the peers this rank's communicator failed (SlotControl::failed); any thread may call.
+  void markFailed() const;
+  bool peerFailed(int r) const;
 
   // Whether this collective goes direct: its data fits the slots and is at most maxBytes per
   // rank. Depends only on values every rank shares, so all ranks decide alike.

@@ -125,6 +125,11 @@ Status SingleCopyOp::readFrom(int peer) {
               s.message().c_str());
   }
   Status s = readProcessMemory(pid, to, post.input + skip, block);
+  if (!s.ok() && group_->peerFailed(peer)) {
+    // It left this operation with an error (one of its own peers died, say) and may have freed
+    // the input it posted.
+    s = errorf(weftRemoteError, "rank %d failed: %s", peer, s.message().c_str());
+  }
   if (!s.ok()) return s.withContext(strprintf("single copy from rank %d", peer));
   return okStatus();
 }

@@ -41,6 +41,10 @@ struct SlotControl {
   uint64_t selfAddress;
   // Set once the owner has connected: 1 if it may read every peer's memory (cross_memory.h).
   std::atomic<uint32_t> readsPeers;
+  // Set when the owner's communicator fails or is aborted, before the error reaches its caller:
+  // from then on the buffers it posted may be freed, so a peer that finds one unreadable
+  // reports the owner's failure, not a buffer shorter than the count.
+  std::atomic<uint32_t> failed;
 };
 
 struct SlotArea {

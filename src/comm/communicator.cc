@@ -316,6 +316,8 @@ void Communicator::fail(const Status& status) {
   }
   WEFT_WARN(kInit, "%s: %s", describe().c_str(), status.message().c_str());
   if (state_.load() == State::kInitializing) state_.store(State::kFailed);
+  // direct_ is set before state_ turns ready, and not changed after.
+  if (state_.load() == State::kReady && direct_) direct_->markFailed();
   closeLinks();
 }
 

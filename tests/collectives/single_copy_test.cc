@@ -251,5 +251,25 @@ TEST(SingleCopyErrors, AnUnmappedInputIsAnError) {
   EXPECT_NE(s.message().find("single copy from rank 0"), std::string::npos) << s.message();
 }
 
+// A peer whose communicator failed may free the input it posted before its readers are done:
+// the reader then reports the peer's failure, which is what the caller must handle.
+TEST(SingleCopyErrors, AFailedPeersFreedInputIsARemoteError) {
+  Ranks ranks(2);
+  std::vector<int32_t> in = inputs(0, 1000), out0(1000), out1(1000);
+  ranks.start(0, CollKind::kBroadcast, 1000, 0, in.data(), out0.data());
+  ranks.start(1, CollKind::kBroadcast, 1000, 0, nullptr, out1.data());
+  bool progressed = false;
+  ASSERT_TRUE(ranks.ops[0].progress(&progressed).ok());
+  EXPECT_FALSE(ranks.groups[1]->peerFailed(0));
+  ranks.groups[0]->markFailed();
+  EXPECT_TRUE(ranks.groups[1]->peerFailed(0));
+  const uint64_t unmapped = 4096;  // as if rank 0 had freed its input
+  for (SlotPost& p : ranks.controls[0]->posted)
+    memcpy(p.inlineData, &unmapped, sizeof(unmapped));
+  Status s = ranks.ops[1].progress(&progressed);
+  EXPECT_EQ(s.code(), weftRemoteError) << s.message();
+  EXPECT_NE(s.message().find("rank 0 failed"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace weft
