@@ -19,6 +19,7 @@
 #include "collectives/progressable.h"
 #include "collectives/reduce.h"
 #include "collectives/schedule.h"
+#include "collectives/staging_stores.h"
 #include "transports/shm/peer_memory.h"
 #include "transports/slot_area.h"
 
@@ -73,6 +74,8 @@ class DirectGroup {
 
   // The peers' weftMemAlloc memory that mapped collectives have mapped here.
   shm::PeerMemory& peerMemory() { return peerMemory_; }
+  // How this rank stages the chunks of staged reductions, learnt from their times.
+  StagingStores& stagingStores() { return stagingStores_; }
 
  private:
   int rank_;
@@ -84,6 +87,7 @@ class DirectGroup {
   uint64_t chunks_ = 0;
   std::vector<uint64_t> seen_;  // per rank, the latest operation seen posted
   shm::PeerMemory peerMemory_;
+  StagingStores stagingStores_;
 };
 
 // What direct and staged operations share: the call, its place in the group's sequence, and

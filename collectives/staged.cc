@@ -51,7 +51,9 @@ void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send,
   nextPiece_ = 0;
   streamOut_ =
       args.kind != CollKind::kReduceScatter && recvBufferCount(args) * elemSize >= streamBytes;
-  streamStage_ = !isReduction(args.kind);
+  timed_ = isReduction(args.kind);
+  streamStage_ = !timed_ || group->stagingStores().streamFor(sendBufferCount(args) * elemSize);
+  if (timed_) started_ = std::chrono::steady_clock::now();
   state_ = State::kWaitSlot;
   peersChecked_ = false;
   const size_t chunkBytes = chunkBytesOf(*group);
@@ -398,7 +400,13 @@ Status StagedOp::progress(bool* progressed) {
     any = any || moved;
   }
   if (any) group_->ringPeers();
-  if (next_[kDrain] == chunks_) state_ = State::kDone;
+  if (next_[kDrain] == chunks_) {
+    state_ = State::kDone;
+    if (timed_) {
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started_;
+      group_->stagingStores().record(took.count());
+    }
+  }
   *progressed = any;
   return okStatus();
 }

@@ -28,6 +28,7 @@
 // at once.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -104,8 +105,11 @@ class StagedOp : public GroupOp {
   // Collectives that only copy stage with non-temporal stores: a peer then reads the chunk from
   // memory instead of from this core's cache, which was 3-7x slower whenever the two cores
   // shared no L3 (a cache-line round trip 180-250 ns instead of 50-90), and no slower when
-  // they did. Reductions re-read what they stage and keep it in cache.
+  // they did. Reductions, which were faster staged in cache when the cores shared an L3, time
+  // themselves and let the group's StagingStores choose.
   bool streamStage_ = false;
+  bool timed_ = false;
+  std::chrono::steady_clock::time_point started_;
   MappedPost mine_;      // where this rank's buffers are, as posted
   bool mayMap_ = false;  // this rank's buffers allow the mapped form
   bool mapped_ = false;  // every rank's do: going mapped

@@ -117,6 +117,7 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   p.bytes("WEFT_SHM_SINGLE_COPY_BYTES", 0, &c.shmSingleCopyBytes);
   p.bytes("WEFT_SHM_SINGLE_COPY_MAX_BYTES", 0, &c.shmSingleCopyMaxBytes);
   p.str("WEFT_SHM_SINGLE_COPY_COLLS", &c.shmSingleCopyColls);
+  p.choice("WEFT_SHM_STAGE_STORES", {"auto", "cached", "streamed"}, &c.shmStageStores);
   p.integer("WEFT_SHM_SINGLE_COPY_MAX_RANKS", 0, &c.shmSingleCopyMaxRanks);
   p.str("WEFT_HOSTID", &c.hostId);
   p.str("WEFT_TOPO_FILE", &c.topoFile);

@@ -243,6 +243,8 @@ void Communicator::setUpDirect() {
     areas[rank_] = l->ownSlots();
   }
   direct_ = std::make_unique<DirectGroup>(rank_, std::move(areas));
+  direct_->stagingStores() = StagingStores(
+      StagingStores::parse(config_.shmStageStores).value_or(StagingStores::Mode::kAuto));
 }
 
 void Communicator::connectInBackground(const UniqueIdData& id) {

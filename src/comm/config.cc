@@ -21,6 +21,7 @@ Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
   c.shmSingleCopyBytes = e.shmSingleCopyBytes;
   c.shmSingleCopyMaxBytes = e.shmSingleCopyMaxBytes;
   c.shmSingleCopyColls = e.shmSingleCopyColls;
+  c.shmStageStores = e.shmStageStores;
   c.shmSingleCopyMaxRanks = e.shmSingleCopyMaxRanks;
   c.chunkBytes = e.chunkBytes;
   c.algo = e.algo;

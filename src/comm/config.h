@@ -25,6 +25,7 @@ struct CommConfig {
   size_t shmSingleCopyBytes = 0;
   size_t shmSingleCopyMaxBytes = 0;
   std::string shmSingleCopyColls;
+  std::string shmStageStores = "auto";
   int shmSingleCopyMaxRanks = 0;
   size_t chunkBytes = 0;
   std::string algo;

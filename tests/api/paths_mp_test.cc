@@ -188,6 +188,49 @@ TEST(Paths, StreamedOutputsAreExact) {
   }
 }
 
+// Staged reductions stage with ordinary or non-temporal stores, each rank as it likes
+// (WEFT_SHM_STAGE_STORES, or its own timing under auto): ranks that differ still get exact
+// sums, in and out of place, over enough calls for auto to try both kinds.
+TEST(Paths, StagedReductionsAreExactWithEitherStores) {
+  const size_t count = 100003, scatter = 33335;  // int32: 400K per rank, and 133K per block
+  auto results = runProcesses(3, {}, [&](int rank) {
+    const char* stores[] = {"streamed", "cached", "auto"};
+    setenv("WEFT_SHM_STAGE_STORES", stores[rank], 1);
+    weftComm_t comm = nullptr;
+    ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
+    std::vector<int32_t> send(3 * scatter), out(3 * scatter);
+    for (size_t i = 0; i < send.size(); ++i)
+      send[i] = valueOf(rank, i);
+    for (int call = 0; call < 40; ++call) {
+      std::fill(out.begin(), out.end(), -1);
+      std::vector<int32_t> inPlace(send.begin(), send.begin() + count);
+      ASSERT_EQ(weftAllReduce(send.data(), out.data(), count, weftInt32, weftSum, comm, nullptr),
+                weftSuccess);
+      ASSERT_EQ(
+          weftAllReduce(inPlace.data(), inPlace.data(), count, weftInt32, weftSum, comm, nullptr),
+          weftSuccess);
+      for (size_t i = 0; i < count; ++i) {
+        ASSERT_EQ(out[i], sumOf(i)) << "all_reduce, call " << call << ", element " << i;
+        ASSERT_EQ(inPlace[i], sumOf(i)) << "in place, call " << call << ", element " << i;
+      }
+      ASSERT_EQ(
+          weftReduce(send.data(), out.data(), count, weftInt32, weftSum, call % 3, comm, nullptr),
+          weftSuccess);
+      for (size_t i = 0; rank == call % 3 && i < count; ++i)
+        ASSERT_EQ(out[i], sumOf(i)) << "reduce, call " << call << ", element " << i;
+      ASSERT_EQ(
+          weftReduceScatter(send.data(), out.data(), scatter, weftInt32, weftSum, comm, nullptr),
+          weftSuccess);
+      for (size_t i = 0; i < scatter; ++i) {
+        ASSERT_EQ(out[i], sumOf(rank * scatter + i))
+            << "reduce_scatter, call " << call << ", element " << i;
+      }
+    }
+    EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+  });
+  expectAllOk(results);
+}
+
 // Ranks that take turns on a core lose their cached outputs between calls, so by default they
 // stream outputs from 1M; ranks with a core each keep outputs below 8M in cache. 3 ranks bound
 // to one CPU are oversubscribed on any machine, 2 ranks are not where 2 CPUs are allowed.

@@ -48,6 +48,19 @@ TEST(Env, StreamBytesSetBoth) {
   unsetenv("WEFT_SHM_STREAM_BYTES");
 }
 
+TEST(Env, StageStoresIsAChoice) {
+  std::vector<std::string> warnings;
+  unsetenv("WEFT_SHM_STAGE_STORES");
+  EXPECT_EQ(parseEnv(&warnings).shmStageStores, "auto");
+  setenv("WEFT_SHM_STAGE_STORES", "streamed", 1);
+  EXPECT_EQ(parseEnv(&warnings).shmStageStores, "streamed");
+  EXPECT_TRUE(warnings.empty());
+  setenv("WEFT_SHM_STAGE_STORES", "nt", 1);
+  EXPECT_EQ(parseEnv(&warnings).shmStageStores, "auto");
+  EXPECT_EQ(warnings.size(), 1u);
+  unsetenv("WEFT_SHM_STAGE_STORES");
+}
+
 TEST(SockAddr, ParseAndPrint) {
   SockAddr a;
   ASSERT_TRUE(SockAddr::parse("127.0.0.1:5000", &a).ok());

@@ -1,0 +1,109 @@
+// StagingStores's choice between ordinary and non-temporal staging, fed made-up call times: it
+// keeps the kind in use until a call with the other kind is clearly faster, explores on the
+// same calls whatever the times, and leaves small reductions and fixed modes alone.
+#include <gtest/gtest.h>
+
+#include "collectives/staging_stores.h"
+
+namespace weft {
+namespace {
+
+constexpr size_t kBytes = size_t{8} << 20;
+
+// Runs `calls` calls of kBytes in which ordinary staging takes `cached` seconds and streaming
+// `streamed`; returns how many calls streamed.
+int run(StagingStores& s, int calls, double cached, double streamed) {
+  int streams = 0;
+  for (int i = 0; i < calls; ++i) {
+    const bool stream = s.streamFor(kBytes);
+    streams += stream ? 1 : 0;
+    s.record(stream ? streamed : cached);
+  }
+  return streams;
+}
+
+TEST(StagingStores, FixedModesNeverChange) {
+  StagingStores cached(StagingStores::Mode::kCached);
+  StagingStores streamed(StagingStores::Mode::kStreamed);
+  EXPECT_EQ(run(cached, 100, 1.0, 0.1), 0);
+  EXPECT_EQ(run(streamed, 100, 0.1, 1.0), 100);
+  EXPECT_FALSE(cached.streaming());
+  EXPECT_TRUE(streamed.streaming());
+}
+
+TEST(StagingStores, KeepsOrdinaryStoresWhileTheyAreFaster) {
+  StagingStores s;
+  // Only the explored calls (every 16th timed one; the first call is not timed) stream.
+  EXPECT_EQ(run(s, 1 + 64, 1.0, 1.3), 4);
+  EXPECT_FALSE(s.streaming());
+  // Nor does a small advantage move it.
+  EXPECT_EQ(run(s, 64, 1.0, 0.9), 4);
+  EXPECT_FALSE(s.streaming());
+}
+
+TEST(StagingStores, FollowsTheFasterKindBothWays) {
+  StagingStores s;
+  run(s, 1 + 15, 1.0, 1.3);
+  EXPECT_FALSE(s.streaming());
+  // The cores move apart. The next explored call is compared with the last calls before it,
+  // still fast; the one after with slow ones, and streaming takes over.
+  EXPECT_EQ(run(s, 17, 3.0, 1.5), 2);
+  EXPECT_TRUE(s.streaming());
+  EXPECT_EQ(run(s, 15, 3.0, 1.5), 15);
+  // They move back: the next explored call goes ordinary, wins, and ordinary stores stay.
+  EXPECT_EQ(run(s, 16, 1.0, 1.3), 0);
+  EXPECT_FALSE(s.streaming());
+}
+
+// One slow call of the kind in use does not make the other look faster: the best of the last
+// few calls is what an explored one is compared with.
+TEST(StagingStores, ASlowCallDoesNotSwitch) {
+  StagingStores s;
+  run(s, 1 + 14, 1.0, 1.1);
+  EXPECT_FALSE(s.streamFor(kBytes));
+  s.record(5.0);                     // call 15: descheduled, say
+  EXPECT_TRUE(s.streamFor(kBytes));  // call 16 explores
+  s.record(1.1);
+  EXPECT_FALSE(s.streaming());
+}
+
+TEST(StagingStores, SmallReductionsAreNotTimed) {
+  StagingStores s;
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_FALSE(s.streamFor(StagingStores::kMinBytes - 1));
+    s.record(1.0);
+  }
+  // None of them counted towards exploring: 1 untimed + 15 timed calls of kBytes stay ordinary.
+  EXPECT_EQ(run(s, 16, 1.0, 0.1), 0);
+  EXPECT_EQ(run(s, 1, 1.0, 0.1), 1);
+  EXPECT_TRUE(s.streaming());
+  // Small ones then follow the kind in use.
+  EXPECT_TRUE(s.streamFor(1024));
+}
+
+// A size class's calls are compared only with its own: an explored call of a size whose kind
+// in use has no times yet waits for one that has.
+TEST(StagingStores, ComparesWithinOneSize) {
+  StagingStores s;
+  run(s, 1 + 15, 1.0, 0.5);  // 15 timed 8M calls, ordinary
+  const size_t big = size_t{512} << 20;
+  EXPECT_FALSE(s.streamFor(big));  // its first call: not timed
+  s.record(100.0);
+  EXPECT_FALSE(s.streamFor(big));  // the 16th timed call, but 512M has one time only
+  s.record(64.0);
+  EXPECT_FALSE(s.streamFor(big));
+  s.record(64.0);
+  EXPECT_TRUE(s.streamFor(big));  // now it explores: 32 against 64
+  s.record(32.0);
+  EXPECT_TRUE(s.streaming());
+}
+
+TEST(StagingStores, ParsesTheVariable) {
+  EXPECT_EQ(StagingStores::parse("auto"), StagingStores::Mode::kAuto);
+  EXPECT_EQ(StagingStores::parse("cached"), StagingStores::Mode::kCached);
+  EXPECT_EQ(StagingStores::parse("streamed"), StagingStores::Mode::kStreamed);
+  EXPECT_FALSE(StagingStores::parse("nt").has_value());
+}
+
+}  // namespace
+}  // namespace weft
