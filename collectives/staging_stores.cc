@@ -39,8 +39,11 @@ bool StagingStores::streamFor(size_t bytes) {
   }
   if (++timedCalls_ % kExplorePeriod == 0) exploreDue_ = true;
   // Only where the kind in use has times to compare with.
-  pendingExplores_ = exploreDue_ && k.times[streamed_ ? 1 : 0].count >= 2;
-  if (pendingExplores_) exploreDue_ = false;
+  pendingExplores_ = (exploreDue_ || !k.explored) && k.times[streamed_ ? 1 : 0].count >= 2;
+  if (pendingExplores_) {
+    exploreDue_ = false;
+    k.explored = true;
+  }
   pending_ = c;
   pendingBytes_ = bytes;
   pendingStreamed_ = pendingExplores_ != streamed_;

@@ -5,12 +5,13 @@
 // the two vCPUs shared an L3 (a cache-line round trip of 50-90 ns), and non-temporal ones
 // 1.5-1.8x faster while they did not (180-250 ns); the VM moved between the two within minutes.
 //
-// So each rank times its staged reductions and keeps the faster kind for all of them: every
-// kExplorePeriod-th timed call tries the other kind, and compares its time per byte with the
-// best of the kind in use's last kWindow calls of the same size (by power-of-two class). A call
-// is only ever slowed by what else runs, so the best of a few is the fair figure. The
-// choice is each rank's own, as the chunks hold the same bytes either way; ranks that call alike
-// explore on the same calls, so each times the other kind against peers that do the same.
+// So each rank times its staged reductions and keeps the faster kind for all of them: the third
+// timed call of each size class and every kExplorePeriod-th timed call try the other kind, and
+// compare its time per byte with the best of the kind in use's last kWindow calls of the same
+// size (by power-of-two class). A call is only ever slowed by what else runs, so the best of a
+// few is the fair figure. The choice is each rank's own, as the chunks hold the same bytes either
+// way; ranks that call alike explore on the same calls, so each times the other kind against
+// peers that do the same.
 #pragma once
 
 #include <array>
@@ -55,7 +56,8 @@ class StagingStores {
     double best() const;
   };
   struct SizeClass {
-    bool seen = false;           // its first call is not timed: it faults the buffers' pages in
+    bool seen = false;  // its first call is not timed: it faults the buffers' pages in
+    bool explored = false;
     std::array<Times, 2> times;  // ordinary stores, then streaming ones
   };
   static int classOf(size_t bytes);

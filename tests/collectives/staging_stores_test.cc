@@ -33,8 +33,9 @@ TEST(StagingStores, FixedModesNeverChange) {
 
 TEST(StagingStores, KeepsOrdinaryStoresWhileTheyAreFaster) {
   StagingStores s;
-  // Only the explored calls (every 16th timed one; the first call is not timed) stream.
-  EXPECT_EQ(run(s, 1 + 64, 1.0, 1.3), 4);
+  // Only the explored calls stream: the size's third timed call and every 16th timed one (the
+  // first call is not timed).
+  EXPECT_EQ(run(s, 1 + 64, 1.0, 1.3), 5);
   EXPECT_FALSE(s.streaming());
   // Nor does a small advantage move it.
   EXPECT_EQ(run(s, 64, 1.0, 0.9), 4);
@@ -71,27 +72,27 @@ TEST(StagingStores, SmallReductionsAreNotTimed) {
   StagingStores s;
   for (int i = 0; i < 100; ++i) {
     EXPECT_FALSE(s.streamFor(StagingStores::kMinBytes - 1));
-    s.record(1.0);
+    s.record(100.0);
   }
-  // None of them counted towards exploring: 1 untimed + 15 timed calls of kBytes stay ordinary.
-  EXPECT_EQ(run(s, 16, 1.0, 0.1), 0);
-  EXPECT_EQ(run(s, 1, 1.0, 0.1), 1);
+  EXPECT_EQ(run(s, 3, 1.0, 0.1), 0);  // 8M: not timed, then two timed calls of the kind in use
+  EXPECT_EQ(run(s, 1, 1.0, 0.1), 1);  // its third timed call explores, and wins
   EXPECT_TRUE(s.streaming());
   // Small ones then follow the kind in use.
   EXPECT_TRUE(s.streamFor(1024));
 }
 
 // A size class's calls are compared only with its own: an explored call of a size whose kind
-// in use has no times yet waits for one that has.
+// in use has too few times yet waits for one that has.
 TEST(StagingStores, ComparesWithinOneSize) {
   StagingStores s;
-  run(s, 1 + 15, 1.0, 0.5);  // 15 timed 8M calls, ordinary
+  run(s, 1 + 15, 1.0, 1.2);  // 15 timed 8M calls, ordinary
+  EXPECT_FALSE(s.streaming());
   const size_t big = size_t{512} << 20;
   EXPECT_FALSE(s.streamFor(big));  // its first call: not timed
   s.record(100.0);
-  EXPECT_FALSE(s.streamFor(big));  // the 16th timed call, but 512M has one time only
+  EXPECT_FALSE(s.streamFor(big));  // the 16th timed call, but 512M has no times yet
   s.record(64.0);
-  EXPECT_FALSE(s.streamFor(big));
+  EXPECT_FALSE(s.streamFor(big));  // one only
   s.record(64.0);
   EXPECT_TRUE(s.streamFor(big));  // now it explores: 32 against 64
   s.record(32.0);
