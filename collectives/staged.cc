@@ -136,9 +136,13 @@ void StagedOp::stage(size_t i) {
     return;
   }
   if (!perBlock()) {
-    if (args_.kind != CollKind::kBroadcast || me == args_.root) {
-      copyOut(to, from, bytes, streamStage_);
-    }
+    // All-gather and broadcast: whoever stages also copies the chunk to its own output now,
+    // while it is in cache, instead of back out of the staging area in the drain.
+    if (args_.kind == CollKind::kBroadcast && me != args_.root) return;
+    copyOut(to, from, bytes, streamStage_);
+    const size_t block = args_.kind == CollKind::kAllGather ? static_cast<size_t>(me) : 0;
+    char* own = recv_ + (block * args_.count + firstOf(i)) * elemSize_;
+    if (own != from) copyOut(own, from, bytes, streamOut_);
     return;
   }
   // This rank's own block never leaves it: the drain reads it from the input.
@@ -184,14 +188,14 @@ void StagedOp::drain(size_t i) {
       }
       return;
     case CollKind::kBroadcast:
-      if (me != args_.root || recv_ != send_)
-        copyOut(recv_ + offset, stagingOf(args_.root, i), bytes, streamOut_);
+      if (me != args_.root) copyOut(recv_ + offset, stagingOf(args_.root, i), bytes, streamOut_);
       return;
     case CollKind::kAllGather: {
       const size_t blockBytes = args_.count * elemSize_;
       for (int r = 0; r < n; ++r) {
-        char* to = recv_ + static_cast<size_t>(r) * blockBytes + offset;
-        if (r != me || to != send_ + offset) copyOut(to, stagingOf(r, i), bytes, streamOut_);
+        if (r != me)
+          copyOut(recv_ + static_cast<size_t>(r) * blockBytes + offset, stagingOf(r, i), bytes,
+                  streamOut_);
       }
       return;
     }

@@ -17,8 +17,10 @@
 //   reduce          the same, but only the root drains
 //   reduce_scatter  stage the chunk's part of every other rank's block; drain: reduce the
 //                   part of this rank's block from the others' staging areas and its input
-//   all_gather      stage the chunk of the input; drain every rank's chunk
-//   broadcast       the root stages; every rank drains the root's chunk
+//   all_gather      stage the chunk of the input, and copy it to this rank's own block of the
+//                   output while it is in cache; drain every other rank's chunk
+//   broadcast       the root stages, and copies the chunk to its output; every other rank
+//                   drains the root's chunk
 //   all_to_all      stage the chunk's part of every other rank's block; drain this rank's
 // Each sub-slice is reduced by one rank only, so every rank gets the same bits.
 //
