@@ -52,7 +52,8 @@ void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send,
   streamOut_ =
       args.kind != CollKind::kReduceScatter && recvBufferCount(args) * elemSize >= streamBytes;
   timed_ = isReduction(args.kind);
-  streamStage_ = !timed_ || group->stagingStores().streamFor(sendBufferCount(args) * elemSize);
+  streamStage_ =
+      !timed_ || group->stagingStores().streamFor(sendBufferCount(args) * elemSize, send == recv);
   if (timed_) started_ = std::chrono::steady_clock::now();
   state_ = State::kWaitSlot;
   peersChecked_ = false;

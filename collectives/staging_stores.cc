@@ -14,10 +14,10 @@ std::optional<StagingStores::Mode> StagingStores::parse(const std::string& text)
   return std::nullopt;
 }
 
-int StagingStores::classOf(size_t bytes) {
+int StagingStores::classOf(size_t bytes, bool inPlace) {
   if (bytes < kMinBytes) return -1;
-  const int c = static_cast<int>(std::bit_width(bytes / kMinBytes)) - 1;
-  return c < kClasses ? c : kClasses - 1;
+  const int c = std::min(static_cast<int>(std::bit_width(bytes / kMinBytes)) - 1, kClasses - 1);
+  return 2 * c + (inPlace ? 1 : 0);
 }
 
 double StagingStores::Times::best() const {
@@ -27,10 +27,10 @@ double StagingStores::Times::best() const {
   return b;
 }
 
-bool StagingStores::streamFor(size_t bytes) {
+bool StagingStores::streamFor(size_t bytes, bool inPlace) {
   pending_ = -1;
   if (mode_ != Mode::kAuto) return mode_ == Mode::kStreamed;
-  const int c = classOf(bytes);
+  const int c = classOf(bytes, inPlace);
   if (c < 0) return streamed_;
   SizeClass& k = classes_[c];
   if (!k.seen) {
@@ -68,7 +68,7 @@ void StagingStores::record(double seconds) {
       WEFT_INFO(kColl,
                 "staged reductions stage with %s stores now: %.3f ms per MiB against %.3f at %zuK",
                 streamed_ ? "non-temporal" : "ordinary", perByte * 1e3 * (1 << 20),
-                inUse * 1e3 * (1 << 20), (kMinBytes << pending_) >> 10);
+                inUse * 1e3 * (1 << 20), (kMinBytes << (pending_ / 2)) >> 10);
     }
   }
   pending_ = -1;

@@ -35,11 +35,10 @@ struct EnvConfig {
   size_t shmSingleCopyBytes = 256u << 10;        // WEFT_SHM_SINGLE_COPY_BYTES: 0 is off
   size_t shmSingleCopyMaxBytes = 2u << 20;       // WEFT_SHM_SINGLE_COPY_MAX_BYTES: 0 is no limit
   std::string shmSingleCopyColls = "allgather";  // WEFT_SHM_SINGLE_COPY_COLLS
-  // WEFT_SHM_STAGE_STORES: auto | cached | streamed (collectives/staging_stores.h)
-  std::string shmStageStores = "auto";
-  int shmSingleCopyMaxRanks = 2;  // WEFT_SHM_SINGLE_COPY_MAX_RANKS: 0 is no limit
-  std::string hostId;             // WEFT_HOSTID
-  std::string topoFile;           // WEFT_TOPO_FILE: a topology file used instead of discovery
+  int shmSingleCopyMaxRanks = 2;                 // WEFT_SHM_SINGLE_COPY_MAX_RANKS: 0 is no limit
+  std::string shmStageStores = "auto";           // WEFT_SHM_STAGE_STORES: auto | cached | streamed
+  std::string hostId;                            // WEFT_HOSTID
+  std::string topoFile;  // WEFT_TOPO_FILE: a topology file used instead of discovery
 
   // Algorithms.
   std::string hierarchy = "auto";  // WEFT_HIERARCHY: auto | on | off (tiers across hosts)

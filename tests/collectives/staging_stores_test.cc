@@ -12,10 +12,10 @@ constexpr size_t kBytes = size_t{8} << 20;
 
 // Runs `calls` calls of kBytes in which ordinary staging takes `cached` seconds and streaming
 // `streamed`; returns how many calls streamed.
-int run(StagingStores& s, int calls, double cached, double streamed) {
+int run(StagingStores& s, int calls, double cached, double streamed, bool inPlace = false) {
   int streams = 0;
   for (int i = 0; i < calls; ++i) {
-    const bool stream = s.streamFor(kBytes);
+    const bool stream = s.streamFor(kBytes, inPlace);
     streams += stream ? 1 : 0;
     s.record(stream ? streamed : cached);
   }
@@ -61,9 +61,9 @@ TEST(StagingStores, FollowsTheFasterKindBothWays) {
 TEST(StagingStores, ASlowCallDoesNotSwitch) {
   StagingStores s;
   run(s, 1 + 14, 1.0, 1.1);
-  EXPECT_FALSE(s.streamFor(kBytes));
-  s.record(5.0);                     // call 15: descheduled, say
-  EXPECT_TRUE(s.streamFor(kBytes));  // call 16 explores
+  EXPECT_FALSE(s.streamFor(kBytes, false));
+  s.record(5.0);                            // call 15: descheduled, say
+  EXPECT_TRUE(s.streamFor(kBytes, false));  // call 16 explores
   s.record(1.1);
   EXPECT_FALSE(s.streaming());
 }
@@ -71,14 +71,14 @@ TEST(StagingStores, ASlowCallDoesNotSwitch) {
 TEST(StagingStores, SmallReductionsAreNotTimed) {
   StagingStores s;
   for (int i = 0; i < 100; ++i) {
-    EXPECT_FALSE(s.streamFor(StagingStores::kMinBytes - 1));
+    EXPECT_FALSE(s.streamFor(StagingStores::kMinBytes - 1, false));
     s.record(100.0);
   }
   EXPECT_EQ(run(s, 3, 1.0, 0.1), 0);  // 8M: not timed, then two timed calls of the kind in use
   EXPECT_EQ(run(s, 1, 1.0, 0.1), 1);  // its third timed call explores, and wins
   EXPECT_TRUE(s.streaming());
   // Small ones then follow the kind in use.
-  EXPECT_TRUE(s.streamFor(1024));
+  EXPECT_TRUE(s.streamFor(1024, false));
 }
 
 // A size class's calls are compared only with its own: an explored call of a size whose kind
@@ -88,15 +88,24 @@ TEST(StagingStores, ComparesWithinOneSize) {
   run(s, 1 + 15, 1.0, 1.2);  // 15 timed 8M calls, ordinary
   EXPECT_FALSE(s.streaming());
   const size_t big = size_t{512} << 20;
-  EXPECT_FALSE(s.streamFor(big));  // its first call: not timed
+  EXPECT_FALSE(s.streamFor(big, false));  // its first call: not timed
   s.record(100.0);
-  EXPECT_FALSE(s.streamFor(big));  // the 16th timed call, but 512M has no times yet
+  EXPECT_FALSE(s.streamFor(big, false));  // the 16th timed call, but 512M has no times yet
   s.record(64.0);
-  EXPECT_FALSE(s.streamFor(big));  // one only
+  EXPECT_FALSE(s.streamFor(big, false));  // one only
   s.record(64.0);
-  EXPECT_TRUE(s.streamFor(big));  // now it explores: 32 against 64
+  EXPECT_TRUE(s.streamFor(big, false));  // now it explores: 32 against 64
   s.record(32.0);
   EXPECT_TRUE(s.streaming());
+}
+
+// In place, a size may run faster with either kind than out of place: an explored in-place
+// call is compared with in-place ones only.
+TEST(StagingStores, ComparesInPlaceCallsWithInPlaceOnes) {
+  StagingStores s;
+  EXPECT_EQ(run(s, 3, 2.0, 1.5), 0);        // not timed, then two timed calls out of place
+  EXPECT_EQ(run(s, 4, 1.0, 1.5, true), 1);  // the same in place, then its first explored call
+  EXPECT_FALSE(s.streaming());
 }
 
 TEST(StagingStores, ParsesTheVariable) {
