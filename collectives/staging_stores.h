@@ -10,9 +10,9 @@
 // compare its time per byte with the best of the kind in use's last kWindow calls of the same
 // size (by power of two) and placement (in-place calls ran up to 1.8x faster than others of the
 // same size). A call is only ever slowed by what else runs, so the best of a few is the fair
-// figure. The choice is each rank's own, as the chunks hold the same bytes either
-// way; ranks that call alike explore on the same calls, so each times the other kind against
-// peers that do the same.
+// figure. The choice is each rank's own, as the chunks hold the same bytes either way; ranks
+// that call alike explore on the same calls, so each times the other kind against peers that do
+// the same.
 #pragma once
 
 #include <array>

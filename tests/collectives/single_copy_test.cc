@@ -234,19 +234,38 @@ TEST(SingleCopyErrors, MismatchedCallsFail) {
   EXPECT_NE(s.message().find("other arguments"), std::string::npos) << s.message();
 }
 
+// Two ranks in a broadcast from rank 0, which has posted its input; unmapInput() then makes
+// the posted address one that is never mapped (page 1), and readInput() is rank 1's next step.
+struct PostedBroadcast {
+  PostedBroadcast() {
+    ranks.start(0, CollKind::kBroadcast, 1000, 0, in.data(), out0.data());
+    ranks.start(1, CollKind::kBroadcast, 1000, 0, nullptr, out1.data());
+    bool progressed = false;
+    posted = ranks.ops[0].progress(&progressed).ok();
+  }
+  void unmapInput() {
+    const uint64_t unmapped = 4096;
+    for (SlotPost& p : ranks.controls[0]->posted)
+      memcpy(p.inlineData, &unmapped, sizeof(unmapped));
+  }
+  Status readInput() {
+    bool progressed = false;
+    return ranks.ops[1].progress(&progressed);
+  }
+
+  Ranks ranks{2};
+  std::vector<int32_t> in = inputs(0, 1000), out0 = std::vector<int32_t>(1000),
+                       out1 = std::vector<int32_t>(1000);
+  bool posted = false;
+};
+
 // A peer whose posted input is not mapped (as a count larger than its buffer would be, where
 // the buffer ends) gives an error naming the rank, not a crash.
 TEST(SingleCopyErrors, AnUnmappedInputIsAnError) {
-  Ranks ranks(2);
-  std::vector<int32_t> in = inputs(0, 1000), out0(1000), out1(1000);
-  ranks.start(0, CollKind::kBroadcast, 1000, 0, in.data(), out0.data());
-  ranks.start(1, CollKind::kBroadcast, 1000, 0, nullptr, out1.data());
-  bool progressed = false;
-  ASSERT_TRUE(ranks.ops[0].progress(&progressed).ok());  // posts its input
-  const uint64_t unmapped = 4096;                        // page 1: never mapped
-  for (SlotPost& p : ranks.controls[0]->posted)
-    memcpy(p.inlineData, &unmapped, sizeof(unmapped));
-  Status s = ranks.ops[1].progress(&progressed);
+  PostedBroadcast b;
+  ASSERT_TRUE(b.posted);
+  b.unmapInput();
+  Status s = b.readInput();
   EXPECT_EQ(s.code(), weftInvalidUsage) << s.message();
   EXPECT_NE(s.message().find("single copy from rank 0"), std::string::npos) << s.message();
 }
@@ -254,19 +273,13 @@ TEST(SingleCopyErrors, AnUnmappedInputIsAnError) {
 // A peer whose communicator failed may free the input it posted before its readers are done:
 // the reader then reports the peer's failure, which is what the caller must handle.
 TEST(SingleCopyErrors, AFailedPeersFreedInputIsARemoteError) {
-  Ranks ranks(2);
-  std::vector<int32_t> in = inputs(0, 1000), out0(1000), out1(1000);
-  ranks.start(0, CollKind::kBroadcast, 1000, 0, in.data(), out0.data());
-  ranks.start(1, CollKind::kBroadcast, 1000, 0, nullptr, out1.data());
-  bool progressed = false;
-  ASSERT_TRUE(ranks.ops[0].progress(&progressed).ok());
-  EXPECT_FALSE(ranks.groups[1]->peerFailed(0));
-  ranks.groups[0]->markFailed();
-  EXPECT_TRUE(ranks.groups[1]->peerFailed(0));
-  const uint64_t unmapped = 4096;  // as if rank 0 had freed its input
-  for (SlotPost& p : ranks.controls[0]->posted)
-    memcpy(p.inlineData, &unmapped, sizeof(unmapped));
-  Status s = ranks.ops[1].progress(&progressed);
+  PostedBroadcast b;
+  ASSERT_TRUE(b.posted);
+  EXPECT_FALSE(b.ranks.groups[1]->peerFailed(0));
+  b.ranks.groups[0]->markFailed();
+  EXPECT_TRUE(b.ranks.groups[1]->peerFailed(0));
+  b.unmapInput();  // as if rank 0 had freed its input
+  Status s = b.readInput();
   EXPECT_EQ(s.code(), weftRemoteError) << s.message();
   EXPECT_NE(s.message().find("rank 0 failed"), std::string::npos) << s.message();
 }
