@@ -27,6 +27,22 @@ MappedNeeds mappedNeeds(const CollArgs& a, int r) {
   }
 }
 
+shm::ByteRange mappedShare(const CollArgs& a, size_t elemSize) {
+  const size_t block = a.count * elemSize;
+  switch (a.kind) {
+    case CollKind::kAllReduce:
+    case CollKind::kReduce: {
+      auto [first, count] = lineSlice(a.count, elemSize, a.nranks, a.rank);
+      return {first * elemSize, count * elemSize};
+    }
+    case CollKind::kReduceScatter:
+    case CollKind::kAllToAll:
+      return {static_cast<size_t>(a.rank) * block, block};
+    default:  // all_gather, broadcast: the whole input
+      return {0, SIZE_MAX};
+  }
+}
+
 bool describeMapped(const CollArgs& a, const void* send, const void* recv, size_t elemSize,
                     MappedPost* post) {
   *post = MappedPost();

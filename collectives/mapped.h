@@ -27,6 +27,7 @@
 #include "collectives/reduce.h"
 #include "collectives/schedule.h"
 #include "src/base/status.h"
+#include "transports/shm/peer_memory.h"
 #include "transports/slot_area.h"
 
 namespace weft {
@@ -48,6 +49,11 @@ struct MappedNeeds {
   bool recv = false;
 };
 MappedNeeds mappedNeeds(const CollArgs& args, int r);
+
+// The bytes of a peer's buffers that this rank's share reads or writes, from the buffer's start
+// (the same part of its send and receive buffers): all that this rank's mappings of them need
+// populated.
+shm::ByteRange mappedShare(const CollArgs& args, size_t elemSize);
 
 // Describes this rank's buffers; whether every one its peers need lies in weftMemAlloc memory.
 // For the collectives StagedOp runs, all of which have a mapped form.

@@ -113,7 +113,7 @@ Status SingleCopyOp::readFrom(int peer) {
     theirs.rank = peer;
     char* input = nullptr;
     Status s = group_->peerMemory().map(pid, post.fd, post.serial, post.offset,
-                                        sendBufferCount(theirs) * elemSize_, &input);
+                                        sendBufferCount(theirs) * elemSize_, {skip, block}, &input);
     if (s.ok()) {
       WEFT_TRACE(kColl, "single copy #%llu: read rank %d's weftMemAlloc input through a mapping",
                  static_cast<unsigned long long>(sequence_), peer);

@@ -301,6 +301,7 @@ Status StagedOp::mapPeers(MappedBuffers* out) {
   out->recv[me] = recv_;
   shm::PeerMemory& peers = group_->peerMemory();
   peers.beginCall();
+  const shm::ByteRange used = mappedShare(args_, elemSize_);
   for (int r = 0; r < n; ++r) {
     if (r == me) continue;
     MappedPost post;
@@ -312,12 +313,12 @@ Status StagedOp::mapPeers(MappedBuffers* out) {
     char* at = nullptr;
     if (needs.send) {
       WEFT_RETURN_IF_ERROR(peers.map(pid, post.sendFd, post.sendSerial, post.sendOffset,
-                                     sendBufferCount(theirs) * elemSize_, &at));
+                                     sendBufferCount(theirs) * elemSize_, used, &at));
       out->send[r] = at;
     }
     if (needs.recv) {
       WEFT_RETURN_IF_ERROR(peers.map(pid, post.recvFd, post.recvSerial, post.recvOffset,
-                                     recvBufferCount(theirs) * elemSize_, &at));
+                                     recvBufferCount(theirs) * elemSize_, used, &at));
       out->recv[r] = at;
     }
   }

@@ -79,7 +79,7 @@ void PeerMemory::evict(pid_t pid, int fd) {
 }
 
 Status PeerMemory::map(pid_t pid, int fd, uint64_t serial, uint64_t offset, size_t bytes,
-                       char** out) {
+                       ByteRange used, char** out) {
   auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) {
     return e.pid == pid && e.fd == fd && e.serial == serial;
   });
@@ -98,7 +98,8 @@ Status PeerMemory::map(pid_t pid, int fd, uint64_t serial, uint64_t offset, size
                   static_cast<unsigned long long>(serial), it->bytes);
   }
   it->lastUse = ++uses_;
-  populateRange(*it, offset, bytes);
+  const size_t from = std::min(used.from, bytes);
+  populateRange(*it, offset + from, std::min(used.bytes, bytes - from));
   *out = it->mapping->base() + offset;
   return okStatus();
 }

@@ -1,9 +1,11 @@
 // Peers' weftMemAlloc memory (transports/shm/shared_memory.h), mapped into this process. A
 // mapping is kept for the next call that names the same allocation: mapping, and the page faults
-// of a first touch, cost far more than the copies of a call. The pages a call names are
+// of a first touch, cost far more than the copies of a call. The pages a call uses are
 // populated before it uses them, 2 MiB at a time and once each, so that no collective stalls on a
-// page fault per 4 KiB in the middle of its copies. A mapping goes when its owner's fd
-// number turns up again with another allocation (the old one was freed), when a peer has too
+// page fault per 4 KiB in the middle of its copies; only those, since each page costs each process
+// microseconds on some VMs (8 ranks that populated their peers' whole 64M buffers spent 8.5 s in
+// their first all-reduce, whose shares need an eighth of that). A mapping goes when its owner's
+// fd number turns up again with another allocation (the old one was freed), when a peer has too
 // many (never one the current call uses), and with this object; until then it keeps the freed
 // memory alive.
 #pragma once
@@ -20,12 +22,20 @@
 
 namespace weft::shm {
 
+// Bytes [from, from + bytes) of a buffer.
+struct ByteRange {
+  size_t from = 0;
+  size_t bytes = 0;
+};
+
 class PeerMemory {
  public:
   // Where [offset, offset + bytes) of allocation `serial` of process `pid`, open there as fd,
-  // lies in this process. Whatever the peer said is checked against the allocation's first page:
-  // a wrong fd, serial or range gives weftRemoteError, not a wild pointer.
-  Status map(pid_t pid, int fd, uint64_t serial, uint64_t offset, size_t bytes, char** out);
+  // lies in this process; the `used` bytes of it (from *out) are populated. Whatever the peer
+  // said is checked against the allocation's first page: a wrong fd, serial or range gives
+  // weftRemoteError, not a wild pointer.
+  Status map(pid_t pid, int fd, uint64_t serial, uint64_t offset, size_t bytes, ByteRange used,
+             char** out);
 
   // Starts a call: what map() returns from here on stays mapped until the next beginCall(), even
   // where the call names more than kPerProcess allocations of one process (thread ranks).
