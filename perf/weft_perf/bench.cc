@@ -109,12 +109,15 @@ void Bench::setSize(const Case& c, size_t bytes) {
   counts_ = collCounts(o_.coll, bytes / c.type.size, nranks_);
 }
 
+size_t Bench::places(const Case& c) const {
+  size_t total = reportedBytes(counts_, c.type.size);
+  return total ? std::max<size_t>(bufferBytes_ / total, 1) : 1;
+}
+
 // One call. Successive iterations move through the buffer, as nccl-tests does, so that a
 // small size is not always served from the same cache lines.
 void Bench::start(const Case& c, bool inPlace, int iter) {
-  size_t total = reportedBytes(counts_, c.type.size);
-  size_t steps = total ? std::max<size_t>(bufferBytes_ / total, 1) : 1;
-  size_t shift = total * (static_cast<size_t>(iter) % steps);
+  size_t shift = reportedBytes(counts_, c.type.size) * (static_cast<size_t>(iter) % places(c));
   char* send = send_.get() + shift;
   char* recv = recv_.get() + shift;
   size_t rank = static_cast<size_t>(rank_);
@@ -140,8 +143,14 @@ void Bench::measure(const Case& c, bool inPlace) {
     print(rowNotRun());
     return;
   }
-  // A first call outside the timing, then all ranks start together.
-  start(c, inPlace, 0);
+  // A first call outside the timing, then all ranks start together. With weftMemAlloc buffers,
+  // one first call in each place the timed calls take: a peer maps and populates the part of a
+  // buffer that a call uses when a call first uses it (several microseconds a page on some VMs),
+  // as nccl-tests registers its buffers (-R) before it times anything.
+  const int calls = o_.iters * o_.aggIters;
+  const int first = o_.sharedBuffers ? static_cast<int>(std::min<size_t>(places(c), calls)) : 1;
+  for (int iter = 0; iter < first; ++iter)
+    start(c, inPlace, iter);
   complete();
   barrier();
 

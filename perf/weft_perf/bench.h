@@ -50,6 +50,8 @@ class Bench {
   void runCase(const Case& c);
   void warmUp(const Case& c, size_t bytes);
   void setSize(const Case& c, size_t bytes);
+  // How many places in the buffers successive calls of the current size take in turn.
+  size_t places(const Case& c) const;
   void start(const Case& c, bool inPlace, int iter);
   void complete();
   void barrier();
