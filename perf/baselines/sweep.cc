@@ -94,7 +94,7 @@ class Sweep {
   // One more call on weft-perf's generated inputs; the wrong elements summed over all ranks.
   int64_t validate() {
     CheckSpec spec{o_.coll, weftFloat32, weftSum, b_.nranks(), o_.root, ++seed_};
-    fillPoison(weftFloat32, recv_.get(), o_.maxBytes);
+    fillPoison(weftFloat32, recv_.get(), counts_.recvCount * sizeof(float));
     fillInput(spec, b_.rank(), send_.get(), counts_.sendCount);
     size_t n = expectedCount(spec, b_.rank(), counts_);
     fillExpected(spec, b_.rank(), counts_, expected_.get());

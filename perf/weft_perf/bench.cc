@@ -210,11 +210,11 @@ int64_t Bench::validate(const Case& c, bool inPlace) {
   char* recv = recv_.get();
   char* input = send_.get();
   char* output = recv;
-  fillPoison(c.type.type, recv, bufferBytes_);
   if (inPlace) {
     input = recv + counts_.sendInplaceOffset * rank * ts;
     output = recv + counts_.recvInplaceOffset * rank * ts;
   }
+  fillPoison(c.type.type, output, counts_.recvCount * ts);  // then the input, which it may hold
   fillInput(spec, rank_, input, counts_.sendCount);
   size_t n = expectedCount(spec, rank_, counts_);
   fillExpected(spec, rank_, counts_, expected_.get());
