@@ -12,7 +12,7 @@ if [ "${1:-}" = "--sanitize" ]; then
   shift
   dir="$root/build-asan"
   options=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" "-DCMAKE_C_FLAGS_DEBUG=-O1 -g"
-           -DWEFT_SANITIZE=address,undefined)
+           "-DWEFT_SANITIZE=address,undefined")
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
