@@ -19,7 +19,7 @@
 #include "collectives/progressable.h"
 #include "collectives/reduce.h"
 #include "collectives/schedule.h"
-#include "collectives/staging_stores.h"
+#include "collectives/timed_choice.h"
 #include "transports/shm/peer_memory.h"
 #include "transports/slot_area.h"
 
@@ -74,8 +74,11 @@ class DirectGroup {
 
   // The peers' weftMemAlloc memory that mapped collectives have mapped here.
   shm::PeerMemory& peerMemory() { return peerMemory_; }
-  // How this rank stages the chunks of staged reductions, learnt from their times.
-  StagingStores& stagingStores() { return stagingStores_; }
+  // How this rank stages the chunks of staged reductions (second option: non-temporal stores),
+  // and, where it decides, whether calls in the single-copy band go single copy (second
+  // option); both learnt from the calls' times.
+  TimedChoice& stagingStores() { return stagingStores_; }
+  TimedChoice& singleCopyChoice() { return singleCopyChoice_; }
 
  private:
   int rank_;
@@ -87,7 +90,8 @@ class DirectGroup {
   uint64_t chunks_ = 0;
   std::vector<uint64_t> seen_;  // per rank, the latest operation seen posted
   shm::PeerMemory peerMemory_;
-  StagingStores stagingStores_;
+  TimedChoice stagingStores_;
+  TimedChoice singleCopyChoice_;
 };
 
 // What direct and staged operations share: the call, its place in the group's sequence, and

@@ -1,16 +1,25 @@
-// Single-copy collectives: for communicators whose ranks share a host and may read each other's
-// memory (transports/cross_memory.h), all-to-alls, all-gathers and broadcasts in a band of sizes
-// skip the staging areas. Each rank posts where its input is (in its slot's flag line), reads
-// what it needs from its peers' inputs straight into its output, and publishes that it is done
-// (SlotControl::opsDone). It returns only once every rank that reads its input is done too,
-// so the caller may then reuse the input. One copy per byte, made by the kernel, instead of the
-// staged path's two (into a staging area, out of it); a peer's input in weftMemAlloc memory is
-// mapped and copied from here instead, as the mapped path would, without the kernel.
+// Single copy: for communicators whose ranks share a host and may read each other's memory
+// (transports/cross_memory.h), all-to-alls, all-gathers and broadcasts in a band of sizes may
+// skip the staging areas. Each rank posts where its input is, reads what it needs from its
+// peers' inputs straight into its output with process_vm_readv, and publishes that it is done
+// (SlotControl::opsDone). It returns only once every rank is done too, so the caller may then
+// reuse the input. One copy per byte, made by the kernel, instead of the staged path's two (into
+// a staging area, out of it).
 //
-// By default only all-gathers of 2 ranks go, with 256K to 2M per peer (WEFT_SHM_SINGLE_COPY_*):
-// there staging costs a third more copies (its own block in, every block out), and the blocks
-// stay in cache. Measured here, broadcast and all-to-all at 4 ranks, all-gather at 4 ranks, and
-// larger blocks stage faster.
+// Which is faster depends on the moment. On a 2-core VM, 2-rank all_gather of 256K-1M per rank
+// ran single copy about 4.5x faster than staged in one placement of the vCPUs, and 1.3-1.5x
+// slower in another; the kernel's copy also faults each page of a peer's input in the first
+// time it reads it (about 10 us a page there). So StagedOp (collectives/staged.h) runs the band
+// and chooses at run time: one rank, the decider, times its calls with a TimedChoice
+// (collectives/timed_choice.h) and posts whether this call goes single copy; the others follow
+// its post. The other ranks cannot choose alike on their own, as each would time different calls.
+//
+// The band is empty unless WEFT_SHM_SINGLE_COPY is auto or always: staging was the faster here
+// of late, and the kernel's copy pays again for each page of a buffer it has not copied before.
+// Then by default only all-gathers of 2 ranks are in it, with 256K to 2M per peer
+// (WEFT_SHM_SINGLE_COPY_*): there staging costs a third more copies (its own block in, every
+// block out), and the blocks stay in cache. Measured here, broadcast and all-to-all at 4 ranks,
+// all-gather at 4 ranks, and larger blocks stage faster.
 //
 // Reductions do not go single copy: an all-reduce that read each peer's slice 64K at a time
 // (process_vm_readv), reduced it and wrote it back into the peer's output (process_vm_writev)
@@ -32,9 +41,9 @@
 
 namespace weft {
 
-// Which collectives go single-copy: the kinds, how much a rank reads from each peer it reads,
-// at least minBytes (0: none go) and at most maxBytes (0: no limit), and in communicators of at
-// most maxRanks ranks (0: no limit).
+// Which collectives are in the single-copy band: the kinds, how much a rank reads from each
+// peer it reads, at least minBytes (0: none go) and at most maxBytes (0: no limit), and in
+// communicators of at most maxRanks ranks (0: no limit).
 struct SingleCopyLimits {
   uint32_t kinds = 0;  // bit per CollKind
   size_t minBytes = 0;
@@ -45,35 +54,23 @@ struct SingleCopyLimits {
   // broadcast and alltoall (underscores and blanks allowed), or empty for none.
   static Status parse(const std::string& colls, size_t minBytes, size_t maxBytes, int maxRanks,
                       SingleCopyLimits* out);
+
+  // Whether this collective is in the band, and the group may read every rank's memory. Ranks
+  // decide alike where their WEFT_SHM_SINGLE_COPY_* agree; the signature catches ranks whose
+  // settings differ.
+  bool covers(const DirectGroup& group, const CollArgs& args, size_t elemSize) const;
 };
 
-class SingleCopyOp : public GroupOp {
- public:
-  // Whether this collective can go single-copy: the group may read every rank's memory, and
-  // its kind, size and rank count are within the limits. Ranks decide alike where their
-  // WEFT_SHM_SINGLE_COPY_* agree; the signature catches ranks whose settings differ.
-  static bool fits(const DirectGroup& group, const CollArgs& args, size_t elemSize,
-                   const SingleCopyLimits& limits);
-  // As DirectOp::start; fits() must hold.
-  void start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
-             size_t elemSize, uint64_t signature);
+// Whether rank `reader` reads rank `owner`'s input.
+bool singleCopyReads(const CollArgs& args, int reader, int owner);
 
-  Status progress(bool* progressed) override;
-  bool done() const override { return state_ == State::kDone; }
-  std::string describeWait() const override;
+// The rank that chooses whether a call in the band goes single copy: the root of a broadcast
+// (whose input is the only one read), else rank 0.
+int singleCopyDecider(const CollArgs& args);
 
- private:
-  enum class State { kWaitSlot, kReading, kWaitReaders, kDone };
-
-  // Whether rank `reader` reads rank `owner`'s input.
-  bool reads(int reader, int owner) const;
-  void copyOwn();
-  Status readPosted(bool* all, bool* moved);
-  Status readFrom(int peer);
-  bool readersDone();
-
-  State state_ = State::kDone;
-  std::vector<char> read_;  // by peer: whether its part is in the output
-};
+// This rank's output: its own part from its own input, and every peer's part read from the
+// input that peer posted (inputs[r], an address in rank r's process).
+Status readSingleCopy(const DirectGroup& group, const CollArgs& args, const char* send, char* recv,
+                      size_t elemSize, const std::vector<uint64_t>& inputs);
 
 }  // namespace weft

@@ -4,7 +4,9 @@
 #include <cstring>
 
 #include "collectives/line_slice.h"
+#include "collectives/single_copy.h"
 #include "collectives/stream_copy.h"
+#include "transports/cross_memory.h"
 
 namespace weft {
 namespace {
@@ -44,17 +46,35 @@ bool StagedOp::combines() const {
 }
 
 void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
-                     size_t elemSize, ReduceFn reduce, uint64_t signature, size_t streamBytes) {
+                     size_t elemSize, ReduceFn reduce, uint64_t signature, size_t streamBytes,
+                     bool singleCopyBand) {
   begin(group, args, send, recv, elemSize, reduce, signature);
-  mayMap_ = describeMapped(args, send, recv, elemSize, &mine_);
+  mine_ = Post();
+  mayMap_ = describeMapped(args, send, recv, elemSize, &mine_.mapped);
   mapped_ = false;
+  singleCopyBand_ = singleCopyBand;
+  singleCopied_ = false;
   nextPiece_ = 0;
   streamOut_ =
       args.kind != CollKind::kReduceScatter && recvBufferCount(args) * elemSize >= streamBytes;
-  timed_ = isReduction(args.kind);
-  streamStage_ =
-      !timed_ || group->stagingStores().streamFor(sendBufferCount(args) * elemSize, send == recv);
-  if (timed_) started_ = std::chrono::steady_clock::now();
+  timedBy_ = nullptr;
+  streamStage_ = true;
+  if (isReduction(args.kind)) {
+    timedBy_ = &group->stagingStores();
+    streamStage_ = timedBy_->secondFor(sendBufferCount(args) * elemSize, send == recv);
+  }
+  if (singleCopyBand) {
+    bool offer = true;  // every rank but the decider offers its input
+    if (args.rank == singleCopyDecider(args)) {
+      const uint64_t s = addressOf(send);
+      const uint64_t r = addressOf(recv);
+      const bool inPlace = s != 0 && s >= r && s < r + recvBufferCount(args) * elemSize;
+      timedBy_ = &group->singleCopyChoice();
+      offer = timedBy_->secondFor(args.count * elemSize, inPlace);
+    }
+    mine_.singleCopyInput = offer ? addressOf(send) : 0;
+  }
+  if (timedBy_ != nullptr) started_ = std::chrono::steady_clock::now();
   state_ = State::kWaitSlot;
   peersChecked_ = false;
   const size_t chunkBytes = chunkBytesOf(*group);
@@ -281,10 +301,15 @@ Status StagedOp::tryDrain(size_t i, bool* moved) {
   return okStatus();
 }
 
+StagedOp::Post StagedOp::postOf(int rank) const {
+  Post post;
+  memcpy(&post, group_->postData(rank, sequence_), sizeof(post));
+  return post;
+}
+
 bool StagedOp::everyRankMapped() const {
   for (int r = 0; r < group_->nranks(); ++r) {
-    MappedPost post;
-    memcpy(&post, group_->postData(r, sequence_), sizeof(post));
+    const MappedPost post = postOf(r).mapped;
     const MappedNeeds needs = mappedNeeds(args_, r);
     if ((needs.send && post.sendFd < 0) || (needs.recv && post.recvFd < 0)) return false;
   }
@@ -304,8 +329,7 @@ Status StagedOp::mapPeers(MappedBuffers* out) {
   const shm::ByteRange used = mappedShare(args_, elemSize_);
   for (int r = 0; r < n; ++r) {
     if (r == me) continue;
-    MappedPost post;
-    memcpy(&post, group_->postData(r, sequence_), sizeof(post));
+    const MappedPost post = postOf(r).mapped;
     const MappedNeeds needs = mappedNeeds(args_, r);
     CollArgs theirs = args_;
     theirs.rank = r;
@@ -325,13 +349,17 @@ Status StagedOp::mapPeers(MappedBuffers* out) {
   return okStatus();
 }
 
-// Once every rank has posted: mapped if all can, else staged, as every rank decides alike.
+// Once every rank has posted: mapped if all can, else single copy if the decider posted so,
+// else staged, as every rank decides alike.
 Status StagedOp::decide(bool* progressed) {
   bool all = false;
   WEFT_RETURN_IF_ERROR(checkPeersPosted(&all));
   if (!all) return okStatus();
   *progressed = true;
   if (!everyRankMapped()) {
+    if (singleCopyBand_ && postOf(singleCopyDecider(args_)).singleCopyInput != 0) {
+      return runSingleCopy();
+    }
     state_ = State::kRunning;
     return okStatus();
   }
@@ -343,8 +371,7 @@ Status StagedOp::decide(bool* progressed) {
   return okStatus();
 }
 
-// A few pieces at a time, so the caller's thread can look at other work in between. Once done,
-// the staging counters skip this operation's chunks, which nobody staged.
+// A few pieces at a time, so the caller's thread can look at other work in between.
 void StagedOp::runMapped(bool* progressed) {
   constexpr size_t kPiecesPerPass = 32;
   const size_t end = std::min(work_.pieces(), nextPiece_ + kPiecesPerPass);
@@ -352,23 +379,48 @@ void StagedOp::runMapped(bool* progressed) {
     work_.run(nextPiece_);
   *progressed = true;
   if (nextPiece_ < work_.pieces()) return;
+  finishShare();
+}
+
+// Every block this rank reads, in one go: the band's blocks are a few megabytes at most.
+Status StagedOp::runSingleCopy() {
+  std::vector<uint64_t> inputs(static_cast<size_t>(group_->nranks()));
+  for (int r = 0; r < group_->nranks(); ++r)
+    inputs[r] = postOf(r).singleCopyInput;
+  WEFT_RETURN_IF_ERROR(readSingleCopy(*group_, args_, send_, recv_, elemSize_, inputs));
+  singleCopied_ = true;
+  finishShare();
+  return okStatus();
+}
+
+void StagedOp::finishShare() {
   for (Stage stage : {kStage, kCombine, kDrain})
     publish(stage, base_ + chunks_);
   group_->area(group_->rank()).control->opsDone.store(sequence_, std::memory_order_release);
   group_->ringPeers();
-  state_ = State::kWaitMapped;
+  state_ = State::kWaitOthers;
 }
 
-// Whether every rank has finished its share: only then may this rank's buffers change.
-bool StagedOp::allMapped() {
+// Whether every rank that touches this rank's buffers has finished its share (single copy:
+// every rank that reads its input): only then may they change.
+bool StagedOp::allFinished() {
   for (int r = 0; r < group_->nranks(); ++r) {
+    if (singleCopied_ && !singleCopyReads(args_, r, group_->rank())) continue;
     if (group_->area(r).control->opsDone.load(std::memory_order_acquire) < sequence_) {
       waitingFor_ = r;
-      waitingWhat_ = "finish its share of the mapped operation";
+      waitingWhat_ = singleCopied_ ? "finish reading this rank's input"
+                                   : "finish its share of the mapped operation";
       return false;
     }
   }
   return true;
+}
+
+void StagedOp::recordTime() {
+  // A call that went mapped ran neither way the choice was between.
+  if (timedBy_ == nullptr || mapped_) return;
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started_;
+  timedBy_->record(took.count());
 }
 
 Status StagedOp::progress(bool* progressed) {
@@ -380,13 +432,16 @@ Status StagedOp::progress(bool* progressed) {
     }
     memcpy(group_->postData(group_->rank(), sequence_), &mine_, sizeof(mine_));
     group_->post(sequence_, signature_);
-    state_ = mayMap_ ? State::kDeciding : State::kRunning;
+    state_ = mayMap_ || singleCopyBand_ ? State::kDeciding : State::kRunning;
     *progressed = true;
   }
   if (state_ == State::kDeciding) WEFT_RETURN_IF_ERROR(decide(progressed));
   if (state_ == State::kMapped) runMapped(progressed);
-  if (state_ == State::kWaitMapped) {
-    if (allMapped()) state_ = State::kDone;
+  if (state_ == State::kWaitOthers) {
+    if (allFinished()) {
+      state_ = State::kDone;
+      recordTime();
+    }
     return okStatus();
   }
   if (state_ != State::kRunning) return okStatus();
@@ -408,10 +463,7 @@ Status StagedOp::progress(bool* progressed) {
   if (any) group_->ringPeers();
   if (next_[kDrain] == chunks_) {
     state_ = State::kDone;
-    if (timed_) {
-      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started_;
-      group_->stagingStores().record(took.count());
-    }
+    recordTime();
   }
   *progressed = any;
   return okStatus();
@@ -423,9 +475,9 @@ std::string StagedOp::describeWait() const {
   if (state_ == State::kDeciding) {
     return strprintf("staged operation #%llu: waiting for rank %d to start", seq, waitingFor_);
   }
-  if (state_ == State::kMapped || state_ == State::kWaitMapped) {
-    return strprintf("mapped operation #%llu: waiting for rank %d to %s", seq, waitingFor_,
-                     waitingWhat_);
+  if (state_ == State::kMapped || state_ == State::kWaitOthers) {
+    return strprintf("%s operation #%llu: waiting for rank %d to %s",
+                     singleCopied_ ? "single-copy" : "mapped", seq, waitingFor_, waitingWhat_);
   }
   return strprintf("staged operation #%llu: chunk %zu of %zu: waiting for rank %d to %s", seq,
                    next_[kDrain] + 1, chunks_, waitingFor_, waitingWhat_);

@@ -27,7 +27,9 @@
 // When every rank's buffers lie in weftMemAlloc memory, the operation skips the staging areas
 // and goes mapped instead (collectives/mapped.h): each rank posts where its buffers are, and once
 // all have posted, all go mapped or all go staged. A rank whose own buffers rule it out stages
-// at once.
+// at once. In the single-copy band (collectives/single_copy.h), each rank also posts where its
+// input is, and the decider whether this call goes single copy; all then go mapped, single copy
+// or staged, as the posts say.
 #pragma once
 
 #include <chrono>
@@ -47,28 +49,41 @@ namespace weft {
 
 class StagedOp : public GroupOp {
  public:
+  // What a rank posts in its slot's flag line.
+  struct Post {
+    MappedPost mapped;
+    // In the single-copy band, where the rank's input is, in its own address space; the
+    // decider posts 0 when the call stages.
+    uint64_t singleCopyInput = 0;
+  };
+  static_assert(sizeof(Post) <= kInlineSlotBytes);
+
   // Whether this collective can go staged: its kind has a staged form and the staging areas
   // hold a cache line per rank. Depends only on values every rank shares.
   static bool fits(const DirectGroup& group, const CollArgs& args);
   // As DirectOp::start; fits() must hold. When a rank's output is streamBytes or more, the drain
   // copies it out with non-temporal stores (collectives/stream_copy.h): it would not stay in cache
-  // anyway. reduce_scatter's drain reduces into the output and stores as usual.
+  // anyway. reduce_scatter's drain reduces into the output and stores as usual. `singleCopyBand`:
+  // the call is in the single-copy band (SingleCopyLimits::covers), on every rank alike.
   void start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
-             size_t elemSize, ReduceFn reduce, uint64_t signature, size_t streamBytes);
+             size_t elemSize, ReduceFn reduce, uint64_t signature, size_t streamBytes,
+             bool singleCopyBand = false);
 
   // Whether this call's drain copies its output out with non-temporal stores.
   bool streamsOutput() const { return streamOut_; }
-  // Whether this call went mapped instead (known once every rank has posted).
+  // Whether this call went mapped or single copy instead (known once every rank has posted).
   bool wentMapped() const { return mapped_; }
+  bool wentSingleCopy() const { return singleCopied_; }
 
   Status progress(bool* progressed) override;
   bool done() const override { return state_ == State::kDone; }
   std::string describeWait() const override;
 
  private:
-  // kDeciding: posted, waiting for every rank's post to choose mapped or staged; kMapped:
-  // this rank's share of the mapped work; kWaitMapped: for every other rank's.
-  enum class State { kWaitSlot, kDeciding, kRunning, kMapped, kWaitMapped, kDone };
+  // kDeciding: posted, waiting for every rank's post to choose mapped, single copy or staged;
+  // kMapped: this rank's share of the mapped work; kWaitOthers: for every other rank's share of
+  // the mapped or single-copy work.
+  enum class State { kWaitSlot, kDeciding, kRunning, kMapped, kWaitOthers, kDone };
   // The stages, as they index SlotControl::chunksDone.
   enum Stage : int { kStage, kCombine, kDrain };
 
@@ -95,11 +110,18 @@ class StagedOp : public GroupOp {
 
   // Mapped instead of staged: whether every rank posted buffers in weftMemAlloc memory, their
   // addresses here, this rank's share of the work, and waiting for everyone else's.
+  Post postOf(int rank) const;
   bool everyRankMapped() const;
   Status mapPeers(MappedBuffers* out);
   Status decide(bool* progressed);
   void runMapped(bool* progressed);
-  bool allMapped();
+  Status runSingleCopy();
+  // This rank's share is done: the staging counters skip this operation's chunks, which nobody
+  // staged, and the peers learn it.
+  void finishShare();
+  bool allFinished();
+  // Gives the call's time to the TimedChoice that chose how it ran, if one did.
+  void recordTime();
 
   State state_ = State::kDone;
   bool peersChecked_ = false;
@@ -108,13 +130,17 @@ class StagedOp : public GroupOp {
   // memory instead of from this core's cache, which was 3-7x slower whenever the two cores
   // shared no L3 (a cache-line round trip 180-250 ns instead of 50-90), and no slower when
   // they did. Reductions, which were faster staged in cache when the cores shared an L3, time
-  // themselves and let the group's StagingStores choose.
+  // themselves and let the group's staging stores (a TimedChoice) choose.
   bool streamStage_ = false;
-  bool timed_ = false;
+  // Which TimedChoice, if any, chose how this call runs and gets its time: the group's staging
+  // stores (reductions), or its single-copy choice (the decider of a call in the band).
+  TimedChoice* timedBy_ = nullptr;
   std::chrono::steady_clock::time_point started_;
-  MappedPost mine_;      // where this rank's buffers are, as posted
+  Post mine_;            // as posted
   bool mayMap_ = false;  // this rank's buffers allow the mapped form
   bool mapped_ = false;  // every rank's do: going mapped
+  bool singleCopyBand_ = false;
+  bool singleCopied_ = false;
   MappedWork work_;
   size_t nextPiece_ = 0;
 

@@ -119,6 +119,7 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   p.str("WEFT_SHM_SINGLE_COPY_COLLS", &c.shmSingleCopyColls);
   p.choice("WEFT_SHM_STAGE_STORES", {"auto", "cached", "streamed"}, &c.shmStageStores);
   p.integer("WEFT_SHM_SINGLE_COPY_MAX_RANKS", 0, &c.shmSingleCopyMaxRanks);
+  p.choice("WEFT_SHM_SINGLE_COPY", {"never", "auto", "always"}, &c.shmSingleCopy);
   p.str("WEFT_HOSTID", &c.hostId);
   p.str("WEFT_TOPO_FILE", &c.topoFile);
   p.str("WEFT_ALGO", &c.algo);

@@ -36,6 +36,7 @@ struct EnvConfig {
   size_t shmSingleCopyMaxBytes = 2u << 20;       // WEFT_SHM_SINGLE_COPY_MAX_BYTES: 0 is no limit
   std::string shmSingleCopyColls = "allgather";  // WEFT_SHM_SINGLE_COPY_COLLS
   int shmSingleCopyMaxRanks = 2;                 // WEFT_SHM_SINGLE_COPY_MAX_RANKS: 0 is no limit
+  std::string shmSingleCopy = "never";           // WEFT_SHM_SINGLE_COPY: never | auto | always
   std::string shmStageStores = "auto";           // WEFT_SHM_STAGE_STORES: auto | cached | streamed
   std::string hostId;                            // WEFT_HOSTID
   std::string topoFile;  // WEFT_TOPO_FILE: a topology file used instead of discovery

@@ -76,7 +76,9 @@ Status Communicator::connect(const UniqueIdData& id) {
   setLogRank(rank_);
   Status s = AlgoOverride::parse(config_.algo, &algoOverride_);
   if (s.ok()) {
-    s = SingleCopyLimits::parse(config_.shmSingleCopyColls, config_.shmSingleCopyBytes,
+    // "never" leaves the band empty: nothing waits for a decider.
+    s = SingleCopyLimits::parse(config_.shmSingleCopyColls,
+                                config_.shmSingleCopy == "never" ? 0 : config_.shmSingleCopyBytes,
                                 config_.shmSingleCopyMaxBytes, config_.shmSingleCopyMaxRanks,
                                 &singleCopyLimits_);
   }
@@ -243,8 +245,13 @@ void Communicator::setUpDirect() {
     areas[rank_] = l->ownSlots();
   }
   direct_ = std::make_unique<DirectGroup>(rank_, std::move(areas));
-  direct_->stagingStores() = StagingStores(
-      StagingStores::parse(config_.shmStageStores).value_or(StagingStores::Mode::kAuto));
+  using Mode = TimedChoice::Mode;
+  direct_->stagingStores() = TimedChoice(
+      TimedChoice::parse(config_.shmStageStores, "cached", "streamed").value_or(Mode::kAuto),
+      "staged reductions' stores", "ordinary", "non-temporal");
+  direct_->singleCopyChoice() =
+      TimedChoice(config_.shmSingleCopy == "always" ? Mode::kSecond : Mode::kAuto,
+                  "the single-copy band", "staged", "single copy");
 }
 
 void Communicator::connectInBackground(const UniqueIdData& id) {

@@ -81,7 +81,6 @@ class Communicator {
   DirectGroup* direct() { return direct_.get(); }
   DirectOp& directOp() { return directOp_; }
   StagedOp& stagedOp() { return stagedOp_; }
-  SingleCopyOp& singleCopyOp() { return singleCopyOp_; }
 
   // Operations run in the order they were issued, whatever thread or stream runs them.
   uint64_t takeTicket() { return nextTicket_.fetch_add(1); }
@@ -136,7 +135,6 @@ class Communicator {
   std::unique_ptr<DirectGroup> direct_;
   DirectOp directOp_;
   StagedOp stagedOp_;
-  SingleCopyOp singleCopyOp_;
 
   std::atomic<State> state_{State::kInitializing};
   std::thread initThread_;

@@ -23,6 +23,7 @@ Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
   c.shmSingleCopyColls = e.shmSingleCopyColls;
   c.shmStageStores = e.shmStageStores;
   c.shmSingleCopyMaxRanks = e.shmSingleCopyMaxRanks;
+  c.shmSingleCopy = e.shmSingleCopy;
   c.chunkBytes = e.chunkBytes;
   c.algo = e.algo;
   c.hierarchy = e.hierarchy;

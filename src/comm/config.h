@@ -27,6 +27,7 @@ struct CommConfig {
   std::string shmSingleCopyColls;
   std::string shmStageStores = "auto";
   int shmSingleCopyMaxRanks = 0;
+  std::string shmSingleCopy = "never";  // never | auto | always
   size_t chunkBytes = 0;
   std::string algo;
   std::string hierarchy = "auto";

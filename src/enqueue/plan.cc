@@ -33,9 +33,9 @@ uint64_t signatureOf(const Op& op) {
   return h;
 }
 
-// Mixed into the signature of staged and single-copy collectives, so that ranks that took
-// different paths for the same call (their WEFT_DIRECT_BYTES or WEFT_SHM_SINGLE_COPY_*
-// differ) find out instead of misreading each other's slots.
+// Mixed into the signature of staged collectives, and of those in the single-copy band, so
+// that ranks that took different paths for the same call (their WEFT_DIRECT_BYTES or
+// WEFT_SHM_SINGLE_COPY_* differ) find out instead of misreading each other's slots.
 constexpr uint64_t kStagedMark = 0x57a6ed0c0ffeull;
 constexpr uint64_t kSingleCopyMark = 0x5c0b1c0b1ull;
 
@@ -112,10 +112,11 @@ std::string PhaseLabel::describe() const {
     return strprintf("send/recv group #%llu (%zu calls)", static_cast<unsigned long long>(sequence),
                      count);
   }
-  std::string how = path == Path::kDirect       ? "direct"
-                    : path == Path::kStaged     ? (streamed ? "staged, streamed" : "staged")
-                    : path == Path::kSingleCopy ? "single copy"
-                                                : algoName(algo);
+  std::string how = path == Path::kDirect               ? "direct"
+                    : path == Path::kStaged             ? "staged"
+                    : path == Path::kStagedOrSingleCopy ? "staged or single copy"
+                                                        : algoName(algo);
+  if (streamed && path != Path::kDirect && path != Path::kAlgorithm) how += ", streamed";
   if (tiered) {
     how = strprintf("tiered %s/%s/%s",
                     kind == CollKind::kAllReduce ? algoName(tiers.intraReduce) : "-",
@@ -130,6 +131,8 @@ void Phase::finish() const {
   if (staged != nullptr && staged->wentMapped()) {
     WEFT_TRACE(kColl, "%s went mapped: every rank's buffers are weftMemAlloc memory",
                label.describe().c_str());
+  } else if (staged != nullptr && staged->wentSingleCopy()) {
+    WEFT_TRACE(kColl, "%s went single copy", label.describe().c_str());
   }
   if (averageBuffer != nullptr && averageCount > 0) {
     finishAverage(averageBuffer, averageCount, type, averageDivisor);
@@ -176,19 +179,14 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
   }
   const ReduceFn reduce = out->label.reduces ? reduceFunction(op.type, op.redop) : nullptr;
   if (DirectGroup* group = comm.direct()) {
-    if (SingleCopyOp::fits(*group, a, es, comm.singleCopyLimits())) {
-      comm.singleCopyOp().start(group, a, op.sendbuff, op.recvbuff, es,
-                                signatureOf(op) ^ kSingleCopyMark);
-      out->runnable = &comm.singleCopyOp();
-      out->label.path = PhaseLabel::Path::kSingleCopy;
-      return okStatus();
-    }
     if (StagedOp::fits(*group, a)) {
+      const bool band = comm.singleCopyLimits().covers(*group, a, es);
       comm.stagedOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce,
-                            signatureOf(op) ^ kStagedMark, comm.streamBytes());
+                            signatureOf(op) ^ kStagedMark ^ (band ? kSingleCopyMark : 0),
+                            comm.streamBytes(), band);
       out->runnable = &comm.stagedOp();
       out->staged = &comm.stagedOp();
-      out->label.path = PhaseLabel::Path::kStaged;
+      out->label.path = band ? PhaseLabel::Path::kStagedOrSingleCopy : PhaseLabel::Path::kStaged;
       out->label.streamed = comm.stagedOp().streamsOutput();
       return okStatus();
     }

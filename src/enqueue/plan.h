@@ -30,8 +30,9 @@ struct PhaseLabel {
   bool reduces = false;
   // How it runs: a schedule of the chosen algorithm over the links, straight through shared
   // slots (collectives/direct.h), or chunk by chunk through staging areas
-  // (collectives/staged.h).
-  enum class Path { kAlgorithm, kDirect, kStaged, kSingleCopy };
+  // (collectives/staged.h), or, in the single-copy band, either that or single copy
+  // (collectives/single_copy.h), as the ranks choose at run time.
+  enum class Path { kAlgorithm, kDirect, kStaged, kStagedOrSingleCopy };
   Path path = Path::kAlgorithm;
   bool streamed = false;  // a staged output copied out past the cache
   bool tiered = false;    // in tiers across hosts (collectives/placement.h)
@@ -47,7 +48,8 @@ struct PhaseLabel {
 struct Phase {
   Progressable* runnable = nullptr;  // a cached or owned executor, or the direct operation
   std::unique_ptr<Executor> owned;   // for phases that are not cached
-  const StagedOp* staged = nullptr;  // the staged operation, which may go mapped instead
+  // The staged operation, which may go mapped or single copy instead.
+  const StagedOp* staged = nullptr;
   PhaseLabel label;
   // An average is a sum until this divides the result.
   void* averageBuffer = nullptr;

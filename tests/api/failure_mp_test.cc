@@ -50,7 +50,8 @@ TEST_P(KilledRank, PeersGetAnErrorWithinTheTimeout) {
        {"WEFT_SHM_SINGLE_COPY_BYTES", "1M"},
        {"WEFT_SHM_SINGLE_COPY_MAX_BYTES", "0"},
        {"WEFT_SHM_SINGLE_COPY_COLLS", "allgather,broadcast,alltoall"},
-       {"WEFT_SHM_SINGLE_COPY_MAX_RANKS", "0"}},
+       {"WEFT_SHM_SINGLE_COPY_MAX_RANKS", "0"},
+       {"WEFT_SHM_SINGLE_COPY", "always"}},
       [&](int rank) {
         weftComm_t comm = nullptr;
         ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);

@@ -105,13 +105,16 @@ int32_t sumOf(size_t i) {
   return valueOf(0, i) + valueOf(1, i) + valueOf(2, i);
 }
 
-// Whether the trace logged a collective of this kind with this ending ("... sum, staged)").
-bool logged(const std::string& text, const std::string& coll, const std::string& ending) {
+// Whether the trace logged a collective of this kind with this ending ("... sum, staged)"),
+// followed by `then` (" went single copy").
+bool logged(const std::string& text, const std::string& coll, const std::string& ending,
+            const std::string& then = "") {
   for (size_t at = text.find(coll + " #"); at != std::string::npos;
        at = text.find(coll + " #", at + 1)) {
     size_t end = text.find(')', at);
     if (end != std::string::npos &&
-        text.compare(end + 1 - ending.size(), ending.size(), ending) == 0)
+        text.compare(end + 1 - ending.size(), ending.size(), ending) == 0 &&
+        text.compare(end + 1, then.size(), then) == 0)
       return true;
   }
   return false;
@@ -269,11 +272,11 @@ TEST(Paths, OversubscribedRanksStreamSmallerOutputs) {
 }
 
 // All-to-all, all-gather and broadcast with at least WEFT_SHM_SINGLE_COPY_BYTES per peer read
-// their peers' buffers with one copy; run between staged all-reduces, in and out of place, with
-// odd counts, on 3 ranks. When one rank may not read the others' memory (a seccomp filter
-// here), every rank stages instead. Inputs in weftMemAlloc memory (new ones each round, on two
-// ranks of three) are mapped and copied by the reader. Results are exact either way, and the
-// trace says which path ran.
+// their peers' buffers with one copy (WEFT_SHM_SINGLE_COPY=always: the deciders do not time);
+// run between staged all-reduces, in and out of place, with odd counts, on 3 ranks. When one
+// rank may not read the others' memory (a seccomp filter here), every rank stages instead.
+// Inputs in weftMemAlloc memory on two ranks of three (new ones each round) are read as the
+// heap is. Results are exact either way, and the trace says which path ran.
 using Ints = std::vector<int32_t, WeftMemAllocator<int32_t>>;
 
 enum class SingleCopyCase { kAllowed, kRefusedByOneRank, kTwoRanksWeftMem };
@@ -292,6 +295,7 @@ TEST_P(SingleCopy, IsExactAndTraced) {
        {"WEFT_SHM_SINGLE_COPY_BYTES", "64K"},
        {"WEFT_SHM_SINGLE_COPY_COLLS", "allgather, broadcast, all_to_all"},
        {"WEFT_SHM_SINGLE_COPY_MAX_RANKS", "0"},
+       {"WEFT_SHM_SINGLE_COPY", "always"},
        {"WEFT_TRANSPORT", "shm"}},
       [&](int rank) {
         logs.route(rank);
@@ -340,52 +344,67 @@ TEST_P(SingleCopy, IsExactAndTraced) {
         EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
       });
   expectAllOk(results);
-  const std::string path = refused ? "staged)" : "single copy)";
   for (int rank = 0; rank < 3; ++rank) {
     std::string text = logs.take(rank);
-    for (const char* coll : {"all_to_all", "all_gather", "broadcast"})
-      EXPECT_TRUE(logged(text, coll, path)) << coll << "\n" << text;
-    EXPECT_FALSE(logged(text, "all_to_all", refused ? "single copy)" : "staged)")) << text;
+    for (const char* coll : {"all_to_all", "all_gather", "broadcast"}) {
+      if (refused) {
+        EXPECT_TRUE(logged(text, coll, "staged)")) << coll << "\n" << text;
+      } else {
+        EXPECT_TRUE(logged(text, coll, "staged or single copy)", " went single copy"))
+            << coll << "\n"
+            << text;
+      }
+      EXPECT_NE(logged(text, coll, "single copy)"), refused) << coll << "\n" << text;
+    }
     EXPECT_TRUE(logged(text, "all_reduce", "sum, staged)")) << text;
-    // Ranks 0 and 1 map each other's inputs and rank 2 maps both; nobody maps rank 2's heap.
-    const bool mapsPeers = text.find("weftMemAlloc input through a mapping") != std::string::npos;
-    EXPECT_EQ(mapsPeers, weftMem) << text;
-    EXPECT_EQ(text.find("read rank 2's weftMemAlloc input"), std::string::npos) << text;
+    // A broadcast reads only the root's input: from ranks 0 and 1, in weftMemAlloc memory, it
+    // goes mapped.
+    EXPECT_EQ(text.find("broadcast #") != std::string::npos &&
+                  text.find("went mapped") != std::string::npos,
+              weftMem)
+        << text;
   }
 }
 
-// The defaults: a 2-rank all-gather of 256K-2M per rank goes single copy, a larger one and a
+// By default nothing goes single copy. With WEFT_SHM_SINGLE_COPY=auto, the band's defaults
+// take a 2-rank all-gather of 256K-2M per rank (rank 0 chooses how it goes); a larger one and a
 // broadcast of the same size stage.
-TEST(SingleCopyDefaults, OnlySmallTwoRankAllGathers) {
-  const RankFiles logs("single-copy-defaults");
-  const size_t small = 100003, large = 1u << 20;  // int32s: 400K and 4M per rank
-  auto results =
-      runProcesses(2, {{"WEFT_DEBUG", "TRACE"}, {"WEFT_DEBUG_SUBSYS", "COLL"}}, [&](int rank) {
-        logs.route(rank);
-        weftComm_t comm = nullptr;
-        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
-        for (size_t count : {small, large}) {
-          std::vector<int32_t> send(count), out(2 * count, -1);
-          for (size_t i = 0; i < count; ++i)
-            send[i] = valueOf(rank, i);
-          ASSERT_EQ(weftAllGather(send.data(), out.data(), count, weftInt32, comm, nullptr),
-                    weftSuccess);
-          for (size_t i = 0; i < 2 * count; ++i)
-            ASSERT_EQ(out[i], valueOf(static_cast<int>(i / count), i % count)) << i;
-        }
-        std::vector<int32_t> b(small, -1);
-        if (rank == 0) b.assign(small, 7);
-        ASSERT_EQ(weftBroadcast(b.data(), b.data(), small, weftInt32, 0, comm, nullptr),
+TEST(SingleCopyDefaults, OnlySmallTwoRankAllGathersAndOnlyWhenAsked) {
+  for (const char* mode : {"", "auto"}) {
+    SCOPED_TRACE(std::string("WEFT_SHM_SINGLE_COPY=") + mode);
+    const RankFiles logs("single-copy-defaults");
+    const size_t small = 100003, large = 1u << 20;  // int32s: 400K and 4M per rank
+    std::vector<std::pair<std::string, std::string>> env = {{"WEFT_DEBUG", "TRACE"},
+                                                            {"WEFT_DEBUG_SUBSYS", "COLL"}};
+    if (*mode != 0) env.emplace_back("WEFT_SHM_SINGLE_COPY", mode);
+    auto results = runProcesses(2, env, [&](int rank) {
+      logs.route(rank);
+      weftComm_t comm = nullptr;
+      ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
+      for (size_t count : {small, large}) {
+        std::vector<int32_t> send(count), out(2 * count, -1);
+        for (size_t i = 0; i < count; ++i)
+          send[i] = valueOf(rank, i);
+        ASSERT_EQ(weftAllGather(send.data(), out.data(), count, weftInt32, comm, nullptr),
                   weftSuccess);
-        EXPECT_EQ(b, std::vector<int32_t>(small, 7));
-        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
-      });
-  expectAllOk(results);
-  for (int rank = 0; rank < 2; ++rank) {
-    std::string text = logs.take(rank);
-    EXPECT_NE(text.find("(100003 x int32, single copy)"), std::string::npos) << text;
-    EXPECT_NE(text.find("all_gather #1 (1048576 x int32, staged"), std::string::npos) << text;
-    EXPECT_TRUE(logged(text, "broadcast", "staged)")) << text;
+        for (size_t i = 0; i < 2 * count; ++i)
+          ASSERT_EQ(out[i], valueOf(static_cast<int>(i / count), i % count)) << i;
+      }
+      std::vector<int32_t> b(small, -1);
+      if (rank == 0) b.assign(small, 7);
+      ASSERT_EQ(weftBroadcast(b.data(), b.data(), small, weftInt32, 0, comm, nullptr), weftSuccess);
+      EXPECT_EQ(b, std::vector<int32_t>(small, 7));
+      EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+    });
+    expectAllOk(results);
+    for (int rank = 0; rank < 2; ++rank) {
+      std::string text = logs.take(rank);
+      const bool band = *mode != 0;
+      EXPECT_EQ(text.find("(100003 x int32, staged or single copy)") != std::string::npos, band)
+          << text;
+      EXPECT_NE(text.find("all_gather #1 (1048576 x int32, staged"), std::string::npos) << text;
+      EXPECT_TRUE(logged(text, "broadcast", "staged)")) << text;
+    }
   }
 }
 

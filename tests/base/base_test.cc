@@ -48,17 +48,29 @@ TEST(Env, StreamBytesSetBoth) {
   unsetenv("WEFT_SHM_STREAM_BYTES");
 }
 
-TEST(Env, StageStoresIsAChoice) {
-  std::vector<std::string> warnings;
-  unsetenv("WEFT_SHM_STAGE_STORES");
-  EXPECT_EQ(parseEnv(&warnings).shmStageStores, "auto");
-  setenv("WEFT_SHM_STAGE_STORES", "streamed", 1);
-  EXPECT_EQ(parseEnv(&warnings).shmStageStores, "streamed");
-  EXPECT_TRUE(warnings.empty());
-  setenv("WEFT_SHM_STAGE_STORES", "nt", 1);
-  EXPECT_EQ(parseEnv(&warnings).shmStageStores, "auto");
-  EXPECT_EQ(warnings.size(), 1u);
-  unsetenv("WEFT_SHM_STAGE_STORES");
+// Variables with a few allowed values: a bad one warns and leaves the default.
+TEST(Env, ChoicesAreChecked) {
+  struct Case {
+    const char* name;
+    std::string EnvConfig::*field;
+    const char* byDefault;
+    const char* valid;
+  };
+  for (const Case& c :
+       {Case{"WEFT_SHM_STAGE_STORES", &EnvConfig::shmStageStores, "auto", "streamed"},
+        Case{"WEFT_SHM_SINGLE_COPY", &EnvConfig::shmSingleCopy, "never", "auto"}}) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> warnings;
+    unsetenv(c.name);
+    EXPECT_EQ(parseEnv(&warnings).*c.field, c.byDefault);
+    setenv(c.name, c.valid, 1);
+    EXPECT_EQ(parseEnv(&warnings).*c.field, c.valid);
+    EXPECT_TRUE(warnings.empty());
+    setenv(c.name, "nt", 1);
+    EXPECT_EQ(parseEnv(&warnings).*c.field, c.byDefault);
+    EXPECT_EQ(warnings.size(), 1u);
+    unsetenv(c.name);
+  }
 }
 
 TEST(SockAddr, ParseAndPrint) {

@@ -1,7 +1,8 @@
-// Single-copy collectives for 1..7 virtual ranks in this thread: the ranks' flags on the heap,
-// every read a real process_vm_readv of this process's own memory, and every rank's output
-// checked against plain loops. Operations of different kinds follow each other on the same
-// ranks, so the slots alternate and each operation waits for the readers of the one before.
+// Single-copy collectives (StagedOp in the single-copy band) for 1..7 virtual ranks in this
+// thread: the ranks' flags and staging areas on the heap, every read a real process_vm_readv of
+// this process's own memory, and every rank's output checked against plain loops. Operations of
+// different kinds follow each other on the same ranks, so the slots alternate and each
+// operation waits for the readers of the one before. The decider's post says how all go.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "collectives/single_copy.h"
+#include "collectives/staged.h"
 #include "tests/collectives/virtual_ranks.h"
 
 namespace weft {
@@ -28,19 +30,31 @@ std::vector<int32_t> inputs(int r, size_t count) {
   return v;
 }
 
-// n ranks of this process, each allowed to read the others, and one operation per rank.
+using Mode = TimedChoice::Mode;
+
+// n ranks of this process, each allowed to read the others, and one operation per rank. Each
+// rank's single-copy choice has `mode` (kSecond: single copy whenever it decides).
 struct Ranks {
-  explicit Ranks(int n) : controls(n), areas(n), ops(n) {
+  explicit Ranks(int n, Mode mode = Mode::kSecond)
+      : controls(n), staging(n, std::vector<char>(64 << 10)), areas(n), ops(n) {
     std::vector<const SlotArea*> pointers;
     for (int r = 0; r < n; ++r) {
       controls[r] = std::make_unique<SlotControl>();
       controls[r]->pid = static_cast<int32_t>(getpid());
       controls[r]->readsPeers.store(1);
       areas[r].control = controls[r].get();
+      areas[r].staging = staging[r].data();
+      areas[r].stagingBytes = staging[r].size();
       pointers.push_back(&areas[r]);
     }
-    for (int r = 0; r < n; ++r)
+    for (int r = 0; r < n; ++r) {
       groups.push_back(std::make_unique<DirectGroup>(r, pointers));
+      setMode(r, mode);
+    }
+  }
+
+  void setMode(int r, Mode mode) {
+    groups[r]->singleCopyChoice() = TimedChoice(mode, "single copy", "staged", "single copy");
   }
 
   int n() const { return static_cast<int>(ops.size()); }
@@ -51,16 +65,24 @@ struct Ranks {
 
   void start(int r, CollKind kind, size_t count, int root, const void* send, void* recv,
              uint64_t signature = 42) {
-    ops[r].start(groups[r].get(), args(r, kind, count, root), send, recv, sizeof(int32_t),
-                 signature);
+    ops[r].start(groups[r].get(), args(r, kind, count, root), send, recv, sizeof(int32_t), nullptr,
+                 signature, SIZE_MAX, true);
   }
 
-  Status finish() { return test::progressUntilDone(ops, 1000); }
+  // Runs every rank's operation to the end; all must have gone single copy, or none.
+  Status finish(bool singleCopy = true) {
+    WEFT_RETURN_IF_ERROR(test::progressUntilDone(ops, 100000));
+    for (const StagedOp& op : ops) {
+      if (op.wentSingleCopy() != singleCopy) return Status(weftInternalError, "the wrong path");
+    }
+    return okStatus();
+  }
 
   std::vector<std::unique_ptr<SlotControl>> controls;
+  std::vector<std::vector<char>> staging;
   std::vector<SlotArea> areas;
   std::vector<std::unique_ptr<DirectGroup>> groups;
-  std::vector<SingleCopyOp> ops;
+  std::vector<StagedOp> ops;
 };
 
 void allToAll(Ranks& ranks, size_t count) {
@@ -127,36 +149,36 @@ TEST(SingleCopy, EveryKindInSequence) {
   }
 }
 
-TEST(SingleCopy, FitsOnlyReadableGroupsKindsAndSizes) {
+TEST(SingleCopy, CoversOnlyReadableGroupsKindsAndSizes) {
   Ranks ranks(3);
   const DirectGroup& g = *ranks.groups[0];
   const size_t mib = size_t{1} << 20;
-  auto fits = [&](const DirectGroup& group, CollKind kind, size_t count, size_t minBytes,
-                  size_t maxBytes) {
+  auto covers = [&](const DirectGroup& group, CollKind kind, size_t count, size_t minBytes,
+                    size_t maxBytes) {
     SingleCopyLimits limits;
     EXPECT_TRUE(
         SingleCopyLimits::parse("allgather,broadcast,all_to_all", minBytes, maxBytes, 0, &limits)
             .ok());
-    return SingleCopyOp::fits(group, ranks.args(0, kind, count, 0), 4, limits);
+    return limits.covers(group, ranks.args(0, kind, count, 0), 4);
   };
-  EXPECT_TRUE(fits(g, CollKind::kAllToAll, mib / 4, mib, 0));
-  EXPECT_TRUE(fits(g, CollKind::kAllGather, mib / 4, mib, 0));
-  EXPECT_TRUE(fits(g, CollKind::kBroadcast, mib / 4, mib, 0));
-  EXPECT_FALSE(fits(g, CollKind::kAllToAll, mib / 4 - 1, mib, 0));
-  EXPECT_FALSE(fits(g, CollKind::kAllToAll, mib, 0, 0));
+  EXPECT_TRUE(covers(g, CollKind::kAllToAll, mib / 4, mib, 0));
+  EXPECT_TRUE(covers(g, CollKind::kAllGather, mib / 4, mib, 0));
+  EXPECT_TRUE(covers(g, CollKind::kBroadcast, mib / 4, mib, 0));
+  EXPECT_FALSE(covers(g, CollKind::kAllToAll, mib / 4 - 1, mib, 0));
+  EXPECT_FALSE(covers(g, CollKind::kAllToAll, mib, 0, 0));
   // The upper limit, per peer as the lower one.
-  EXPECT_TRUE(fits(g, CollKind::kAllGather, mib / 2, mib, 2 * mib));
-  EXPECT_FALSE(fits(g, CollKind::kAllGather, mib / 2 + 1, mib, 2 * mib));
+  EXPECT_TRUE(covers(g, CollKind::kAllGather, mib / 2, mib, 2 * mib));
+  EXPECT_FALSE(covers(g, CollKind::kAllGather, mib / 2 + 1, mib, 2 * mib));
   for (CollKind k : {CollKind::kAllReduce, CollKind::kReduce, CollKind::kReduceScatter})
-    EXPECT_FALSE(fits(g, k, mib, mib, 0)) << collName(k);
+    EXPECT_FALSE(covers(g, k, mib, mib, 0)) << collName(k);
   // Only the kinds listed.
   SingleCopyLimits gatherOnly;
   ASSERT_TRUE(SingleCopyLimits::parse(" AllGather ", mib, 0, 0, &gatherOnly).ok());
-  EXPECT_TRUE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4, gatherOnly));
-  EXPECT_FALSE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kBroadcast, mib, 0), 4, gatherOnly));
+  EXPECT_TRUE(gatherOnly.covers(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4));
+  EXPECT_FALSE(gatherOnly.covers(g, ranks.args(0, CollKind::kBroadcast, mib, 0), 4));
   SingleCopyLimits none;
   ASSERT_TRUE(SingleCopyLimits::parse("", mib, 0, 0, &none).ok());
-  EXPECT_FALSE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4, none));
+  EXPECT_FALSE(none.covers(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4));
   SingleCopyLimits bad;
   Status s = SingleCopyLimits::parse("allgather,allreduce", mib, 0, 0, &bad);
   EXPECT_EQ(s.code(), weftInvalidArgument);
@@ -166,14 +188,14 @@ TEST(SingleCopy, FitsOnlyReadableGroupsKindsAndSizes) {
   // Communicators of more ranks than the limit stage (these have 3).
   SingleCopyLimits twoRanks;
   ASSERT_TRUE(SingleCopyLimits::parse("allgather", mib, 0, 2, &twoRanks).ok());
-  EXPECT_FALSE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4, twoRanks));
+  EXPECT_FALSE(twoRanks.covers(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4));
   twoRanks.maxRanks = 3;
-  EXPECT_TRUE(SingleCopyOp::fits(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4, twoRanks));
+  EXPECT_TRUE(twoRanks.covers(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4));
   // One rank that may not read the others turns it off for all.
   ranks.controls[2]->readsPeers.store(0);
   DirectGroup without(0, {&ranks.areas[0], &ranks.areas[1], &ranks.areas[2]});
   EXPECT_FALSE(without.singleCopy());
-  EXPECT_FALSE(fits(without, CollKind::kAllToAll, mib / 4, mib, 0));
+  EXPECT_FALSE(covers(without, CollKind::kAllToAll, mib / 4, mib, 0));
 }
 
 // Each rank returns only once every rank reading its input is done: a rank that has not read
@@ -193,7 +215,7 @@ TEST(SingleCopy, InputsStayPutUntilTheirReadersAreDone) {
   }
   for (int r = 0; r < 2; ++r) {
     EXPECT_FALSE(ranks.ops[r].done());
-    EXPECT_NE(ranks.ops[r].describeWait().find("rank 2 to post"), std::string::npos)
+    EXPECT_NE(ranks.ops[r].describeWait().find("rank 2 to start"), std::string::npos)
         << ranks.ops[r].describeWait();
   }
   // Rank 2 posts and reads; the others read it, and rank 2 then waits for nobody else.
@@ -204,6 +226,8 @@ TEST(SingleCopy, InputsStayPutUntilTheirReadersAreDone) {
   }
 }
 
+// Every rank waits for all to post, then a reader returns once it has read, and the root only
+// once every reader has.
 TEST(SingleCopy, ARootWaitsForEveryReader) {
   Ranks ranks(3);
   std::vector<int32_t> in = inputs(0, 500), out0(500), out1(500), out2(500);
@@ -211,17 +235,66 @@ TEST(SingleCopy, ARootWaitsForEveryReader) {
   ranks.start(1, CollKind::kBroadcast, 500, 0, nullptr, out1.data());
   ranks.start(2, CollKind::kBroadcast, 500, 0, nullptr, out2.data());
   bool progressed = false;
-  for (int pass = 0; pass < 5; ++pass) {
-    ASSERT_TRUE(ranks.ops[0].progress(&progressed).ok());
-    ASSERT_TRUE(ranks.ops[1].progress(&progressed).ok());
-  }
+  for (int r : {0, 2, 1, 0})
+    ASSERT_TRUE(ranks.ops[r].progress(&progressed).ok());
   EXPECT_TRUE(ranks.ops[1].done());  // nobody reads a non-root
+  EXPECT_FALSE(ranks.ops[2].done());
   EXPECT_FALSE(ranks.ops[0].done());
   EXPECT_NE(ranks.ops[0].describeWait().find("rank 2 to finish reading"), std::string::npos)
       << ranks.ops[0].describeWait();
   EXPECT_EQ(ranks.ops[0].pendingPeers(), (std::vector<int>{2}));
   ASSERT_TRUE(ranks.finish().ok());
+  EXPECT_EQ(out1, in);
   EXPECT_EQ(out2, in);
+}
+
+// Whatever the others would choose, the decider's post decides for all: rank 0, or the root of
+// a broadcast.
+TEST(SingleCopy, TheDeciderChoosesForAll) {
+  Ranks ranks(3, Mode::kSecond);
+  ranks.setMode(0, Mode::kFirst);  // rank 0 stages
+  const size_t count = 40009;
+  std::vector<std::vector<int32_t>> in(3), out(3, std::vector<int32_t>(3 * count, -1));
+  for (int r = 0; r < 3; ++r) {
+    in[r] = inputs(r, count);
+    ranks.start(r, CollKind::kAllGather, count, 0, in[r].data(), out[r].data());
+  }
+  ASSERT_TRUE(ranks.finish(false).ok());
+  for (int r = 0; r < 3; ++r) {
+    for (size_t i = 0; i < 3 * count; ++i)
+      ASSERT_EQ(out[r][i], input(static_cast<int>(i / count), i % count)) << "rank " << r;
+  }
+  // A broadcast from rank 1, which goes single copy, and one from rank 0, which stages.
+  for (int root : {1, 0}) {
+    for (int r = 0; r < 3; ++r) {
+      out[r].assign(count, -1);
+      ranks.start(r, CollKind::kBroadcast, count, root, r == root ? in[r].data() : nullptr,
+                  out[r].data());
+    }
+    ASSERT_TRUE(ranks.finish(root == 1).ok()) << "root " << root;
+    for (int r = 0; r < 3; ++r)
+      ASSERT_EQ(out[r], in[root]) << "root " << root << ", rank " << r;
+  }
+}
+
+// Left to choose, the decider stages at first and tries single copy on the fourth call of a
+// size (the first is not timed; the fourth is the third timed one), whatever the times.
+TEST(SingleCopy, AutoTriesSingleCopyOnTheFourthCall) {
+  Ranks ranks(2, Mode::kAuto);
+  const size_t count = TimedChoice::kMinBytes / sizeof(int32_t);
+  for (int call = 1; call <= 4; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    std::vector<std::vector<int32_t>> in(2), out(2, std::vector<int32_t>(2 * count, -1));
+    for (int r = 0; r < 2; ++r) {
+      in[r] = inputs(r, count);
+      ranks.start(r, CollKind::kAllGather, count, 0, in[r].data(), out[r].data());
+    }
+    ASSERT_TRUE(ranks.finish(call == 4).ok());
+    for (int r = 0; r < 2; ++r) {
+      for (size_t i = 0; i < 2 * count; ++i)
+        ASSERT_EQ(out[r][i], input(static_cast<int>(i / count), i % count)) << "rank " << r;
+    }
+  }
 }
 
 TEST(SingleCopyErrors, MismatchedCallsFail) {
@@ -245,8 +318,9 @@ struct PostedBroadcast {
   }
   void unmapInput() {
     const uint64_t unmapped = 4096;
-    for (SlotPost& p : ranks.controls[0]->posted)
-      memcpy(p.inlineData, &unmapped, sizeof(unmapped));
+    for (SlotPost& p : ranks.controls[0]->posted) {
+      memcpy(p.inlineData + offsetof(StagedOp::Post, singleCopyInput), &unmapped, sizeof(unmapped));
+    }
   }
   Status readInput() {
     bool progressed = false;

@@ -1,9 +1,10 @@
-// StagingStores's choice between ordinary and non-temporal staging, fed made-up call times: it
-// keeps the kind in use until a call with the other kind is clearly faster, explores on the
-// same calls whatever the times, and leaves small reductions and fixed modes alone.
+// TimedChoice, fed made-up call times, as it chooses between ordinary and non-temporal staging
+// (its first and second options): it keeps the kind in use until a call with the other kind is
+// clearly faster, explores on the same calls whatever the times, and leaves small calls and
+// fixed modes alone.
 #include <gtest/gtest.h>
 
-#include "collectives/staging_stores.h"
+#include "collectives/timed_choice.h"
 
 namespace weft {
 namespace {
@@ -12,107 +13,107 @@ constexpr size_t kBytes = size_t{8} << 20;
 
 // Runs `calls` calls of kBytes in which ordinary staging takes `cached` seconds and streaming
 // `streamed`; returns how many calls streamed.
-int run(StagingStores& s, int calls, double cached, double streamed, bool inPlace = false) {
+int run(TimedChoice& s, int calls, double cached, double streamed, bool inPlace = false) {
   int streams = 0;
   for (int i = 0; i < calls; ++i) {
-    const bool stream = s.streamFor(kBytes, inPlace);
+    const bool stream = s.secondFor(kBytes, inPlace);
     streams += stream ? 1 : 0;
     s.record(stream ? streamed : cached);
   }
   return streams;
 }
 
-TEST(StagingStores, FixedModesNeverChange) {
-  StagingStores cached(StagingStores::Mode::kCached);
-  StagingStores streamed(StagingStores::Mode::kStreamed);
+TEST(TimedChoice, FixedModesNeverChange) {
+  TimedChoice cached(TimedChoice::Mode::kFirst, "stores", "cached", "streamed");
+  TimedChoice streamed(TimedChoice::Mode::kSecond, "stores", "cached", "streamed");
   EXPECT_EQ(run(cached, 100, 1.0, 0.1), 0);
   EXPECT_EQ(run(streamed, 100, 0.1, 1.0), 100);
-  EXPECT_FALSE(cached.streaming());
-  EXPECT_TRUE(streamed.streaming());
+  EXPECT_FALSE(cached.second());
+  EXPECT_TRUE(streamed.second());
 }
 
-TEST(StagingStores, KeepsOrdinaryStoresWhileTheyAreFaster) {
-  StagingStores s;
+TEST(TimedChoice, KeepsOrdinaryStoresWhileTheyAreFaster) {
+  TimedChoice s;
   // Only the explored calls stream: the size's third timed call and every 16th timed one (the
   // first call is not timed).
   EXPECT_EQ(run(s, 1 + 64, 1.0, 1.3), 5);
-  EXPECT_FALSE(s.streaming());
+  EXPECT_FALSE(s.second());
   // Nor does a small advantage move it.
   EXPECT_EQ(run(s, 64, 1.0, 0.9), 4);
-  EXPECT_FALSE(s.streaming());
+  EXPECT_FALSE(s.second());
 }
 
-TEST(StagingStores, FollowsTheFasterKindBothWays) {
-  StagingStores s;
+TEST(TimedChoice, FollowsTheFasterKindBothWays) {
+  TimedChoice s;
   run(s, 1 + 15, 1.0, 1.3);
-  EXPECT_FALSE(s.streaming());
+  EXPECT_FALSE(s.second());
   // The cores move apart. The next explored call is compared with the last calls before it,
   // still fast; the one after with slow ones, and streaming takes over.
   EXPECT_EQ(run(s, 17, 3.0, 1.5), 2);
-  EXPECT_TRUE(s.streaming());
+  EXPECT_TRUE(s.second());
   EXPECT_EQ(run(s, 15, 3.0, 1.5), 15);
   // They move back: the next explored call goes ordinary, wins, and ordinary stores stay.
   EXPECT_EQ(run(s, 16, 1.0, 1.3), 0);
-  EXPECT_FALSE(s.streaming());
+  EXPECT_FALSE(s.second());
 }
 
 // One slow call of the kind in use does not make the other look faster: the best of the last
 // few calls is what an explored one is compared with.
-TEST(StagingStores, ASlowCallDoesNotSwitch) {
-  StagingStores s;
+TEST(TimedChoice, ASlowCallDoesNotSwitch) {
+  TimedChoice s;
   run(s, 1 + 14, 1.0, 1.1);
-  EXPECT_FALSE(s.streamFor(kBytes, false));
+  EXPECT_FALSE(s.secondFor(kBytes, false));
   s.record(5.0);                            // call 15: descheduled, say
-  EXPECT_TRUE(s.streamFor(kBytes, false));  // call 16 explores
+  EXPECT_TRUE(s.secondFor(kBytes, false));  // call 16 explores
   s.record(1.1);
-  EXPECT_FALSE(s.streaming());
+  EXPECT_FALSE(s.second());
 }
 
-TEST(StagingStores, SmallReductionsAreNotTimed) {
-  StagingStores s;
+TEST(TimedChoice, SmallReductionsAreNotTimed) {
+  TimedChoice s;
   for (int i = 0; i < 100; ++i) {
-    EXPECT_FALSE(s.streamFor(StagingStores::kMinBytes - 1, false));
+    EXPECT_FALSE(s.secondFor(TimedChoice::kMinBytes - 1, false));
     s.record(100.0);
   }
   EXPECT_EQ(run(s, 3, 1.0, 0.1), 0);  // 8M: not timed, then two timed calls of the kind in use
   EXPECT_EQ(run(s, 1, 1.0, 0.1), 1);  // its third timed call explores, and wins
-  EXPECT_TRUE(s.streaming());
+  EXPECT_TRUE(s.second());
   // Small ones then follow the kind in use.
-  EXPECT_TRUE(s.streamFor(1024, false));
+  EXPECT_TRUE(s.secondFor(1024, false));
 }
 
 // A size class's calls are compared only with its own: an explored call of a size whose kind
 // in use has too few times yet waits for one that has.
-TEST(StagingStores, ComparesWithinOneSize) {
-  StagingStores s;
+TEST(TimedChoice, ComparesWithinOneSize) {
+  TimedChoice s;
   run(s, 1 + 15, 1.0, 1.2);  // 15 timed 8M calls, ordinary
-  EXPECT_FALSE(s.streaming());
+  EXPECT_FALSE(s.second());
   const size_t big = size_t{512} << 20;
-  EXPECT_FALSE(s.streamFor(big, false));  // its first call: not timed
+  EXPECT_FALSE(s.secondFor(big, false));  // its first call: not timed
   s.record(100.0);
-  EXPECT_FALSE(s.streamFor(big, false));  // the 16th timed call, but 512M has no times yet
+  EXPECT_FALSE(s.secondFor(big, false));  // the 16th timed call, but 512M has no times yet
   s.record(64.0);
-  EXPECT_FALSE(s.streamFor(big, false));  // one only
+  EXPECT_FALSE(s.secondFor(big, false));  // one only
   s.record(64.0);
-  EXPECT_TRUE(s.streamFor(big, false));  // now it explores: 32 against 64
+  EXPECT_TRUE(s.secondFor(big, false));  // now it explores: 32 against 64
   s.record(32.0);
-  EXPECT_TRUE(s.streaming());
+  EXPECT_TRUE(s.second());
 }
 
 // In place, a size may run faster with either kind than out of place: an explored in-place
 // call is compared with in-place ones only.
-TEST(StagingStores, ComparesInPlaceCallsWithInPlaceOnes) {
-  StagingStores s;
+TEST(TimedChoice, ComparesInPlaceCallsWithInPlaceOnes) {
+  TimedChoice s;
   EXPECT_EQ(run(s, 3, 2.0, 1.5), 0);        // not timed, then two timed calls out of place
   EXPECT_EQ(run(s, 4, 1.0, 1.5, true), 1);  // the same in place, then its first explored call
-  EXPECT_FALSE(s.streaming());
+  EXPECT_FALSE(s.second());
 }
 
-TEST(StagingStores, ParsesTheVariable) {
-  EXPECT_EQ(StagingStores::parse("auto"), StagingStores::Mode::kAuto);
-  EXPECT_EQ(StagingStores::parse("cached"), StagingStores::Mode::kCached);
-  EXPECT_EQ(StagingStores::parse("streamed"), StagingStores::Mode::kStreamed);
-  EXPECT_FALSE(StagingStores::parse("nt").has_value());
+TEST(TimedChoice, ParsesModes) {
+  EXPECT_EQ(TimedChoice::parse("auto", "cached", "streamed"), TimedChoice::Mode::kAuto);
+  EXPECT_EQ(TimedChoice::parse("cached", "cached", "streamed"), TimedChoice::Mode::kFirst);
+  EXPECT_EQ(TimedChoice::parse("streamed", "cached", "streamed"), TimedChoice::Mode::kSecond);
+  EXPECT_FALSE(TimedChoice::parse("nt", "cached", "streamed").has_value());
 }
 
 }  // namespace

@@ -1,0 +1,78 @@
+#include "collectives/timed_choice.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "src/base/log.h"
+
+namespace weft {
+
+std::optional<TimedChoice::Mode> TimedChoice::parse(const std::string& text,
+                                                    const std::string& first,
+                                                    const std::string& second) {
+  if (text == "auto") return Mode::kAuto;
+  if (text == first) return Mode::kFirst;
+  if (text == second) return Mode::kSecond;
+  return std::nullopt;
+}
+
+int TimedChoice::classOf(size_t bytes, bool inPlace) {
+  if (bytes < kMinBytes) return -1;
+  const int c = std::min(static_cast<int>(std::bit_width(bytes / kMinBytes)) - 1, kClasses - 1);
+  return 2 * c + (inPlace ? 1 : 0);
+}
+
+double TimedChoice::Times::best() const {
+  double b = latest[0];
+  for (int i = 1; i < std::min(count, kWindow); ++i)
+    b = std::min(b, latest[i]);
+  return b;
+}
+
+bool TimedChoice::secondFor(size_t bytes, bool inPlace) {
+  pending_ = -1;
+  if (mode_ != Mode::kAuto) return mode_ == Mode::kSecond;
+  const int c = classOf(bytes, inPlace);
+  if (c < 0) return second_;
+  SizeClass& k = classes_[c];
+  if (!k.seen) {
+    k.seen = true;
+    return second_;
+  }
+  if (++timedCalls_ % kExplorePeriod == 0) exploreDue_ = true;
+  // Only where the option in use has times to compare with.
+  pendingExplores_ = (exploreDue_ || !k.explored) && k.times[second_ ? 1 : 0].count >= 2;
+  if (pendingExplores_) {
+    exploreDue_ = false;
+    k.explored = true;
+  }
+  pending_ = c;
+  pendingBytes_ = bytes;
+  pendingSecond_ = pendingExplores_ != second_;
+  return pendingSecond_;
+}
+
+void TimedChoice::record(double seconds) {
+  if (pending_ < 0 || seconds <= 0) return;
+  SizeClass& k = classes_[pending_];
+  const double perByte = seconds / static_cast<double>(pendingBytes_);
+  Times& mine = k.times[pendingSecond_ ? 1 : 0];
+  if (!pendingExplores_) {
+    mine.add(perByte);
+  } else {
+    const double inUse = k.times[second_ ? 1 : 0].best();
+    if (perByte < kSwitchRatio * inUse) {
+      second_ = pendingSecond_;
+      // Times from the last time this option was in use are stale: the cores may have moved since.
+      for (SizeClass& other : classes_)
+        other.times[second_ ? 1 : 0] = Times();
+      mine.add(perByte);
+      WEFT_INFO(kColl, "%s: %s now, %.3f ms per MiB against %.3f with %s at %zuK", subject_.c_str(),
+                names_[second_ ? 1 : 0].c_str(), perByte * 1e3 * (1 << 20), inUse * 1e3 * (1 << 20),
+                names_[second_ ? 0 : 1].c_str(), (kMinBytes << (pending_ / 2)) >> 10);
+    }
+  }
+  pending_ = -1;
+}
+
+}  // namespace weft

@@ -1,0 +1,95 @@
+// TimedChoice: picks the faster of two ways to run the same calls by timing the calls, where
+// which one is faster depends on where the cores sit at the moment. It makes two choices:
+//
+// - Which stores staged reductions stage their chunks with (collectives/staged.h): ordinary
+//   ones, which leave a chunk in this core's cache for the peers to read from there, or
+//   non-temporal ones, which send it to memory. Measured on a 2-core VM, 256K to 64M, 2 and 4
+//   ranks: ordinary stores were 15-30% faster while the two vCPUs shared an L3 (a cache-line
+//   round trip of 50-90 ns), and non-temporal ones 1.5-1.8x faster while they did not
+//   (180-250 ns); the VM moved between the two within minutes. Each rank chooses for itself,
+//   as the chunks hold the same bytes either way.
+// - Under WEFT_SHM_SINGLE_COPY=auto, whether all-gathers (and the other kinds
+//   WEFT_SHM_SINGLE_COPY_COLLS names) go staged or single copy (collectives/single_copy.h).
+//   Measured on the same VM, 2-rank all_gather of 256K-1M per rank: staged 1.3-1.5x faster in one
+//   placement, single copy about 4.5x faster in another. All ranks must agree, so one rank chooses
+//   and posts its choice.
+//
+// The first option is in use at first. Each call of kMinBytes or more is timed: the third timed
+// call of each size class and every kExplorePeriod-th timed call try the other option, and
+// compare its time per byte with the best of the option in use's last kWindow calls of the same
+// size (by power of two) and placement (in-place calls ran up to 1.8x faster than others of the
+// same size). A call is only ever slowed by what else runs, so the best of a few is the fair
+// figure. The option in use is one for all sizes, since what moves it moves every size; ranks
+// that call alike explore on the same calls, so each times the other option against peers that
+// do the same.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace weft {
+
+class TimedChoice {
+ public:
+  enum class Mode { kAuto, kFirst, kSecond };
+  // Smaller calls are timed too coarsely by one call; they keep the option in use.
+  static constexpr size_t kMinBytes = size_t{256} << 10;
+  static constexpr uint64_t kExplorePeriod = 16;
+  static constexpr int kWindow = 4;
+  // The other option takes over only when a call with it was this much faster.
+  static constexpr double kSwitchRatio = 0.85;
+
+  // "auto", or the name of the first or the second option; empty optional otherwise.
+  static std::optional<Mode> parse(const std::string& text, const std::string& first,
+                                   const std::string& second);
+
+  // `subject` and the options' names are for the log.
+  TimedChoice(Mode mode, std::string subject, std::string first, std::string second)
+      : mode_(mode), subject_(std::move(subject)), names_{std::move(first), std::move(second)} {}
+  TimedChoice() : TimedChoice(Mode::kAuto, "choice", "first", "second") {}
+
+  // Whether the call about to start, with `bytes` on this rank and in place or not, takes the
+  // second option. record() then gets its time.
+  bool secondFor(size_t bytes, bool inPlace);
+  // How long the call secondFor() last answered took, from start to finish.
+  void record(double seconds);
+
+  // The option in use: whether calls take the second one (those that do not explore).
+  bool second() const { return mode_ == Mode::kAuto ? second_ : mode_ == Mode::kSecond; }
+
+ private:
+  static constexpr int kClasses = 16;  // 256K .. 8G and up
+  // The times per byte of an option's last kWindow calls of one size class.
+  struct Times {
+    std::array<double, kWindow> latest{};
+    int count = 0;
+    void add(double perByte) { latest[count++ % kWindow] = perByte; }
+    double best() const;
+  };
+  struct SizeClass {
+    bool seen = false;  // its first call is not timed: it faults the buffers' pages in
+    bool explored = false;
+    std::array<Times, 2> times;  // by option
+  };
+  static int classOf(size_t bytes, bool inPlace);
+
+  Mode mode_;
+  std::string subject_;
+  std::array<std::string, 2> names_;
+  bool second_ = false;
+  uint64_t timedCalls_ = 0;
+  bool exploreDue_ = false;
+  std::array<SizeClass, 2 * kClasses> classes_{};  // by size, out of place then in place
+  // The call being timed: its class (-1: none), size, the option it took, and whether it tried
+  // the option not in use.
+  int pending_ = -1;
+  size_t pendingBytes_ = 0;
+  bool pendingSecond_ = false;
+  bool pendingExplores_ = false;
+};
+
+}  // namespace weft
