@@ -57,7 +57,7 @@ Status DirectGroup::checkPosted(int r, uint64_t sequence, uint64_t signature, Co
   if (*posted && p.signature.load(std::memory_order_relaxed) != signature) {
     return errorf(weftInvalidUsage,
                   "rank %d called %s with other arguments than rank %d (count, type, operator "
-                  "or root differ, or WEFT_DIRECT_BYTES or WEFT_SHM_SINGLE_COPY_*)",
+                  "or root differ, or WEFT_DIRECT_BYTES or WEFT_SHM_SINGLE_COPY*)",
                   r, collName(kind), rank_);
   }
   return okStatus();

@@ -10,6 +10,7 @@
 // reduces in rank order, so all get the same bits.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -75,10 +76,12 @@ class DirectGroup {
   // The peers' weftMemAlloc memory that mapped collectives have mapped here.
   shm::PeerMemory& peerMemory() { return peerMemory_; }
   // How this rank stages the chunks of staged reductions (second option: non-temporal stores),
-  // and, where it decides, whether calls in the single-copy band go single copy (second
-  // option); both learnt from the calls' times.
+  // and, where it decides, whether calls of a kind in the single-copy band go single copy
+  // (second option); both learnt from the calls' times.
   TimedChoice& stagingStores() { return stagingStores_; }
-  TimedChoice& singleCopyChoice() { return singleCopyChoice_; }
+  TimedChoice& singleCopyChoice(CollKind kind) {
+    return singleCopyChoices_[static_cast<int>(kind)];
+  }
 
  private:
   int rank_;
@@ -91,7 +94,7 @@ class DirectGroup {
   std::vector<uint64_t> seen_;  // per rank, the latest operation seen posted
   shm::PeerMemory peerMemory_;
   TimedChoice stagingStores_;
-  TimedChoice singleCopyChoice_;
+  std::array<TimedChoice, kNumCollKinds> singleCopyChoices_;  // by kind
 };
 
 // What direct and staged operations share: the call, its place in the group's sequence, and

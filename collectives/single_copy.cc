@@ -74,7 +74,7 @@ bool singleCopyReads(const CollArgs& a, int reader, int owner) {
 }
 
 int singleCopyDecider(const CollArgs& a) {
-  return a.kind == CollKind::kBroadcast ? a.root : 0;
+  return a.kind == CollKind::kBroadcast ? (a.root + 1) % a.nranks : 0;
 }
 
 Status readSingleCopy(const DirectGroup& group, const CollArgs& a, const char* send, char* recv,

@@ -2,17 +2,18 @@
 // (transports/cross_memory.h), all-to-alls, all-gathers and broadcasts in a band of sizes may
 // skip the staging areas. Each rank posts where its input is, reads what it needs from its
 // peers' inputs straight into its output with process_vm_readv, and publishes that it is done
-// (SlotControl::opsDone). It returns only once every rank is done too, so the caller may then
-// reuse the input. One copy per byte, made by the kernel, instead of the staged path's two (into
-// a staging area, out of it).
+// (SlotControl::opsDone). It returns only once every rank that reads its input is done too, so
+// the caller may then reuse the input. One copy per byte, made by the kernel, instead of the
+// staged path's two (into a staging area, out of it).
 //
 // Which is faster depends on the moment. On a 2-core VM, 2-rank all_gather of 256K-1M per rank
 // ran single copy about 4.5x faster than staged in one placement of the vCPUs, and 1.3-1.5x
-// slower in another; the kernel's copy also faults each page of a peer's input in the first
-// time it reads it (about 10 us a page there). So StagedOp (collectives/staged.h) runs the band
-// and chooses at run time: one rank, the decider, times its calls with a TimedChoice
-// (collectives/timed_choice.h) and posts whether this call goes single copy; the others follow
-// its post. The other ranks cannot choose alike on their own, as each would time different calls.
+// slower in another; the kernel's copy also costs about 3 us a page the first time it writes a
+// page of the reader's output, and about 1 us a page the first time it reads one of the peer's
+// input. So StagedOp (collectives/staged.h) runs the band and chooses at run time: one rank, the
+// decider, times its calls with a TimedChoice (collectives/timed_choice.h), one per kind, and
+// posts whether this call goes single copy; the others follow its post. They cannot choose alike
+// on their own, as each would time different calls.
 //
 // The band is empty unless WEFT_SHM_SINGLE_COPY is auto or always: staging was the faster here
 // of late, and the kernel's copy pays again for each page of a buffer it has not copied before.
@@ -56,7 +57,7 @@ struct SingleCopyLimits {
                       SingleCopyLimits* out);
 
   // Whether this collective is in the band, and the group may read every rank's memory. Ranks
-  // decide alike where their WEFT_SHM_SINGLE_COPY_* agree; the signature catches ranks whose
+  // decide alike where their WEFT_SHM_SINGLE_COPY* agree; the signature catches ranks whose
   // settings differ.
   bool covers(const DirectGroup& group, const CollArgs& args, size_t elemSize) const;
 };
@@ -64,8 +65,9 @@ struct SingleCopyLimits {
 // Whether rank `reader` reads rank `owner`'s input.
 bool singleCopyReads(const CollArgs& args, int reader, int owner);
 
-// The rank that chooses whether a call in the band goes single copy: the root of a broadcast
-// (whose input is the only one read), else rank 0.
+// The rank that chooses whether a call in the band goes single copy: rank 0, or for a broadcast
+// the rank after the root, which reads, so that its time is the whole call's either way (the
+// root of a staged broadcast returns once it has staged its chunks).
 int singleCopyDecider(const CollArgs& args);
 
 // This rank's output: its own part from its own input, and every peer's part read from the

@@ -63,16 +63,17 @@ void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send,
     timedBy_ = &group->stagingStores();
     streamStage_ = timedBy_->secondFor(sendBufferCount(args) * elemSize, send == recv);
   }
+  // No reduction is in the band (SingleCopyLimits::parse), so one choice at most times a call.
   if (singleCopyBand) {
     bool offer = true;  // every rank but the decider offers its input
     if (args.rank == singleCopyDecider(args)) {
       const uint64_t s = addressOf(send);
       const uint64_t r = addressOf(recv);
       const bool inPlace = s != 0 && s >= r && s < r + recvBufferCount(args) * elemSize;
-      timedBy_ = &group->singleCopyChoice();
+      timedBy_ = &group->singleCopyChoice(args.kind);
       offer = timedBy_->secondFor(args.count * elemSize, inPlace);
     }
-    mine_.singleCopyInput = offer ? addressOf(send) : 0;
+    mine_.singleCopyInput = offer ? std::max<uint64_t>(addressOf(send), 1) : 0;
   }
   if (timedBy_ != nullptr) started_ = std::chrono::steady_clock::now();
   state_ = State::kWaitSlot;

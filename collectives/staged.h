@@ -52,8 +52,9 @@ class StagedOp : public GroupOp {
   // What a rank posts in its slot's flag line.
   struct Post {
     MappedPost mapped;
-    // In the single-copy band, where the rank's input is, in its own address space; the
-    // decider posts 0 when the call stages.
+    // In the single-copy band, where the rank's input is, in its own address space. The
+    // decider posts 0 when the call stages, and never 0 when it goes single copy (1 where
+    // nobody reads its input and it passed none: a broadcast's non-root).
     uint64_t singleCopyInput = 0;
   };
   static_assert(sizeof(Post) <= kInlineSlotBytes);

@@ -249,9 +249,11 @@ void Communicator::setUpDirect() {
   direct_->stagingStores() = TimedChoice(
       TimedChoice::parse(config_.shmStageStores, "cached", "streamed").value_or(Mode::kAuto),
       "staged reductions' stores", "ordinary", "non-temporal");
-  direct_->singleCopyChoice() =
-      TimedChoice(config_.shmSingleCopy == "always" ? Mode::kSecond : Mode::kAuto,
-                  "the single-copy band", "staged", "single copy");
+  for (CollKind kind : {CollKind::kAllGather, CollKind::kBroadcast, CollKind::kAllToAll}) {
+    direct_->singleCopyChoice(kind) = TimedChoice(
+        config_.shmSingleCopy == "always" ? Mode::kSecond : Mode::kAuto,
+        std::string(collName(kind)) + " in the single-copy band", "staged", "single copy");
+  }
 }
 
 void Communicator::connectInBackground(const UniqueIdData& id) {

@@ -35,7 +35,7 @@ uint64_t signatureOf(const Op& op) {
 
 // Mixed into the signature of staged collectives, and of those in the single-copy band, so
 // that ranks that took different paths for the same call (their WEFT_DIRECT_BYTES or
-// WEFT_SHM_SINGLE_COPY_* differ) find out instead of misreading each other's slots.
+// WEFT_SHM_SINGLE_COPY* differ) find out instead of misreading each other's slots.
 constexpr uint64_t kStagedMark = 0x57a6ed0c0ffeull;
 constexpr uint64_t kSingleCopyMark = 0x5c0b1c0b1ull;
 
@@ -116,7 +116,7 @@ std::string PhaseLabel::describe() const {
                     : path == Path::kStaged             ? "staged"
                     : path == Path::kStagedOrSingleCopy ? "staged or single copy"
                                                         : algoName(algo);
-  if (streamed && path != Path::kDirect && path != Path::kAlgorithm) how += ", streamed";
+  if (streamed) how += ", streamed";
   if (tiered) {
     how = strprintf("tiered %s/%s/%s",
                     kind == CollKind::kAllReduce ? algoName(tiers.intraReduce) : "-",

@@ -54,7 +54,8 @@ struct Ranks {
   }
 
   void setMode(int r, Mode mode) {
-    groups[r]->singleCopyChoice() = TimedChoice(mode, "single copy", "staged", "single copy");
+    for (CollKind kind : {CollKind::kAllGather, CollKind::kBroadcast, CollKind::kAllToAll})
+      groups[r]->singleCopyChoice(kind) = TimedChoice(mode, "band", "staged", "single copy");
   }
 
   int n() const { return static_cast<int>(ops.size()); }
@@ -248,8 +249,8 @@ TEST(SingleCopy, ARootWaitsForEveryReader) {
   EXPECT_EQ(out2, in);
 }
 
-// Whatever the others would choose, the decider's post decides for all: rank 0, or the root of
-// a broadcast.
+// Whatever the others would choose, the decider's post decides for all: rank 0, or the rank
+// after a broadcast's root.
 TEST(SingleCopy, TheDeciderChoosesForAll) {
   Ranks ranks(3, Mode::kSecond);
   ranks.setMode(0, Mode::kFirst);  // rank 0 stages
@@ -264,8 +265,9 @@ TEST(SingleCopy, TheDeciderChoosesForAll) {
     for (size_t i = 0; i < 3 * count; ++i)
       ASSERT_EQ(out[r][i], input(static_cast<int>(i / count), i % count)) << "rank " << r;
   }
-  // A broadcast from rank 1, which goes single copy, and one from rank 0, which stages.
-  for (int root : {1, 0}) {
+  // A broadcast from rank 1, which rank 2 sends single copy, and one from rank 2, which rank 0
+  // stages.
+  for (int root : {1, 2}) {
     for (int r = 0; r < 3; ++r) {
       out[r].assign(count, -1);
       ranks.start(r, CollKind::kBroadcast, count, root, r == root ? in[r].data() : nullptr,
