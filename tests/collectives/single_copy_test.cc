@@ -4,15 +4,14 @@
 // different kinds follow each other on the same ranks, so the slots alternate and each
 // operation waits for the readers of the one before. The decider's post says how all go.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstring>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "collectives/single_copy.h"
 #include "collectives/staged.h"
+#include "tests/collectives/staged_ranks.h"
 #include "tests/collectives/virtual_ranks.h"
 
 namespace weft {
@@ -32,33 +31,19 @@ std::vector<int32_t> inputs(int r, size_t count) {
 
 using Mode = TimedChoice::Mode;
 
-// n ranks of this process, each allowed to read the others, and one operation per rank. Each
-// rank's single-copy choice has `mode` (kSecond: single copy whenever it decides).
-struct Ranks {
-  explicit Ranks(int n, Mode mode = Mode::kSecond)
-      : controls(n), staging(n, std::vector<char>(64 << 10)), areas(n), ops(n) {
-    std::vector<const SlotArea*> pointers;
-    for (int r = 0; r < n; ++r) {
-      controls[r] = std::make_unique<SlotControl>();
-      controls[r]->pid = static_cast<int32_t>(getpid());
-      controls[r]->readsPeers.store(1);
-      areas[r].control = controls[r].get();
-      areas[r].staging = staging[r].data();
-      areas[r].stagingBytes = staging[r].size();
-      pointers.push_back(&areas[r]);
-    }
-    for (int r = 0; r < n; ++r) {
-      groups.push_back(std::make_unique<DirectGroup>(r, pointers));
+// n ranks of this process, each allowed to read the others, and one operation per rank, every
+// call in the single-copy band. Each rank's single-copy choice has `mode` (kSecond: single copy
+// whenever it decides).
+struct Ranks : test::StagedRanks {
+  explicit Ranks(int n, Mode mode = Mode::kSecond) : StagedRanks(n, 64 << 10) {
+    for (int r = 0; r < n; ++r)
       setMode(r, mode);
-    }
   }
 
   void setMode(int r, Mode mode) {
     for (CollKind kind : {CollKind::kAllGather, CollKind::kBroadcast, CollKind::kAllToAll})
       groups[r]->singleCopyChoice(kind) = TimedChoice(mode, "band", "staged", "single copy");
   }
-
-  int n() const { return static_cast<int>(ops.size()); }
 
   CollArgs args(int r, CollKind kind, size_t count, int root) const {
     return test::collArgs(kind, count, root, r, n());
@@ -78,12 +63,6 @@ struct Ranks {
     }
     return okStatus();
   }
-
-  std::vector<std::unique_ptr<SlotControl>> controls;
-  std::vector<std::vector<char>> staging;
-  std::vector<SlotArea> areas;
-  std::vector<std::unique_ptr<DirectGroup>> groups;
-  std::vector<StagedOp> ops;
 };
 
 void allToAll(Ranks& ranks, size_t count) {

@@ -5,7 +5,6 @@
 // with buffers on the heap (staged), and in weftMemAlloc memory (mapped: each virtual rank maps
 // the others' buffers through /proc/self/fd, as a peer process would).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <memory>
@@ -15,6 +14,7 @@
 #include "collectives/reduce.h"
 #include "collectives/staged.h"
 #include "tests/api/weft_mem_allocator.h"
+#include "tests/collectives/staged_ranks.h"
 #include "tests/collectives/virtual_ranks.h"
 
 namespace weft {
@@ -45,24 +45,9 @@ int32_t sumAt(int n, size_t i) {
 
 // n ranks' shared memory on the heap, and one staged operation per rank. Outputs of streamBytes
 // or more are written with streaming stores.
-struct Ranks {
+struct Ranks : test::StagedRanks {
   Ranks(int n, size_t stagingBytes, size_t streamBytes = SIZE_MAX)
-      : streamBytes(streamBytes), controls(n), staging(n), areas(n), ops(n) {
-    std::vector<const SlotArea*> pointers;
-    for (int r = 0; r < n; ++r) {
-      controls[r] = std::make_unique<SlotControl>();
-      controls[r]->pid = getpid();  // where mapped operations find the ranks' buffers
-      staging[r].assign(stagingBytes, 0);
-      areas[r].control = controls[r].get();
-      areas[r].staging = staging[r].data();
-      areas[r].stagingBytes = stagingBytes;
-      pointers.push_back(&areas[r]);
-    }
-    for (int r = 0; r < n; ++r)
-      groups.push_back(std::make_unique<DirectGroup>(r, pointers));
-  }
-
-  int n() const { return static_cast<int>(ops.size()); }
+      : StagedRanks(n, stagingBytes), streamBytes(streamBytes) {}
 
   void start(int r, CollKind kind, size_t count, int root, const void* send, void* recv,
              ReduceFn reduce, uint64_t signature = 42) {
@@ -81,11 +66,6 @@ struct Ranks {
   }
 
   size_t streamBytes;
-  std::vector<std::unique_ptr<SlotControl>> controls;
-  std::vector<std::vector<char>> staging;
-  std::vector<SlotArea> areas;
-  std::vector<std::unique_ptr<DirectGroup>> groups;
-  std::vector<StagedOp> ops;
 };
 
 struct Param {
