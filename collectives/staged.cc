@@ -57,6 +57,7 @@ void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send,
   nextPiece_ = 0;
   streamOut_ =
       args.kind != CollKind::kReduceScatter && recvBufferCount(args) * elemSize >= streamBytes;
+  combining_ = combiningFor(args, group->nranks());
   timedBy_ = nullptr;
   streamStage_ = true;
   if (isReduction(args.kind)) {
@@ -148,9 +149,13 @@ void StagedOp::stage(size_t i) {
   char* to = stagingOf(me, i);
   const size_t bytes = countOf(i) * elemSize_;
   const char* from = send_ + firstOf(i) * elemSize_;
+  if (combining_ == Combining::kEveryWhole) {
+    copyOut(to, from, bytes, streamStage_);
+    return;
+  }
   if (combines()) {
     // This rank's own slice is combined straight from its input: only the others' go in.
-    auto [first, count] = lineSlice(countOf(i), elemSize_, group_->nranks(), me);
+    auto [first, count] = combineSlice(countOf(i), me);
     const size_t at = first * elemSize_;
     const size_t end = at + count * elemSize_;
     copyOut(to, from, at, streamStage_);
@@ -177,19 +182,63 @@ void StagedOp::stage(size_t i) {
   }
 }
 
+// Who combines what, for a call of this kind on this many ranks. Two ranks share a chunk's
+// combining by halves only where sums must be read back out of a staging area anyway: the
+// writes a rank makes to lines its peer then reads were what cost most here (a 2-rank reduce
+// whose peer combined half took 1.9x as long as one whose root combined it all).
+StagedOp::Combining StagedOp::combiningFor(const CollArgs& args, int nranks) {
+  if (nranks != 2) return Combining::kBySlices;
+  if (args.kind == CollKind::kReduce) return Combining::kRootWhole;
+  if (args.kind == CollKind::kAllReduce) return Combining::kEveryWhole;
+  return Combining::kBySlices;
+}
+
+// Whether this rank's sums go straight to its output: a reduce's root, as nobody else reads
+// them, and every rank that combines whole chunks.
+bool StagedOp::combinesIntoOutput() const {
+  return combining_ == Combining::kEveryWhole ||
+         (args_.kind == CollKind::kReduce && group_->rank() == args_.root);
+}
+
+// Rank r's sub-slice of a chunk of `count` elements, which it combines.
+std::pair<size_t, size_t> StagedOp::combineSlice(size_t count, int r) const {
+  switch (combining_) {
+    case Combining::kRootWhole:
+      return r == args_.root ? std::pair<size_t, size_t>(0, count)
+                             : std::pair<size_t, size_t>(count, 0);
+    case Combining::kEveryWhole:
+      return {0, count};
+    default:
+      return lineSlice(count, elemSize_, group_->nranks(), r);
+  }
+}
+
 // This rank's sub-slice of chunk i, reduced from its input and the others' staging areas into its
-// own staging area: its own part first, then the others in rank order after it.
+// own staging area (or its output).
 void StagedOp::combine(size_t i) {
   const int n = group_->nranks();
   const int me = group_->rank();
-  auto [first, count] = lineSlice(countOf(i), elemSize_, n, me);
+  auto [first, count] = combineSlice(countOf(i), me);
   if (count == 0) return;
   const size_t at = first * elemSize_;
-  char* acc = stagingOf(me, i) + at;
   const char* own = send_ + (firstOf(i) + first) * elemSize_;
-  if (n == 1) memcpy(acc, own, count * elemSize_);
-  for (int k = 1; k < n; ++k)
-    reduce_(acc, k == 1 ? own : acc, stagingOf((me + k) % n, i) + at, count);
+  char* acc =
+      combinesIntoOutput() ? recv_ + (firstOf(i) + first) * elemSize_ : stagingOf(me, i) + at;
+  // Ranks that combine whole chunks must all run the very same loop of reducePlain on the same
+  // bytes to get the same bits (NaN payloads included): in place, where the output is also an
+  // input and would pick another loop, they read their own part from their staging area too.
+  const bool alike = combining_ == Combining::kEveryWhole;
+  const bool ownStaged = alike && acc == own;
+  auto part = [&](int r) { return r == me && !ownStaged ? own : stagingOf(r, i) + at; };
+  if (n == 1) {
+    if (acc != own) memcpy(acc, own, count * elemSize_);
+    return;
+  }
+  // Own part first, so that an output that is also the input is read before it is written.
+  const int from = alike ? 0 : me;
+  reduce_(acc, part(from), part((from + 1) % n), count);
+  for (int k = 2; k < n; ++k)
+    reduce_(acc, acc, part((from + k) % n), count);
 }
 
 void StagedOp::drain(size_t i) {
@@ -201,10 +250,11 @@ void StagedOp::drain(size_t i) {
   switch (args_.kind) {
     case CollKind::kAllReduce:
     case CollKind::kReduce:
+      if (combining_ == Combining::kEveryWhole) return;  // combined into the output
       if (args_.kind == CollKind::kReduce && me != args_.root) return;
       for (int r = 0; r < n; ++r) {
-        auto [first, part] = lineSlice(count, elemSize_, n, r);
-        if (part == 0) continue;
+        auto [first, part] = combineSlice(count, r);
+        if (part == 0 || (r == me && combinesIntoOutput())) continue;
         copyOut(recv_ + offset + first * elemSize_, stagingOf(r, i) + first * elemSize_,
                 part * elemSize_, streamOut_);
       }
@@ -286,6 +336,9 @@ Status StagedOp::tryDrain(size_t i, bool* moved) {
   switch (args_.kind) {
     case CollKind::kReduce:  // only the root reads the others' sums
       ready = me != args_.root || reached(kCombine, need);
+      break;
+    case CollKind::kAllReduce:  // every rank may have combined whole chunks, reading nobody's sums
+      ready = combining_ == Combining::kEveryWhole || reached(kCombine, need);
       break;
     case CollKind::kBroadcast:
       ready = reached(kStage, need, args_.root);

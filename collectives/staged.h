@@ -13,8 +13,11 @@
 //
 // Which rank does what, per chunk:
 //   all_reduce      stage the chunk but sub-slice r; combine sub-slice r; drain every rank's
-//                   sub-slice
-//   reduce          the same, but only the root drains
+//                   sub-slice. With 2 ranks: stage the whole chunk; combine all of it into
+//                   the output; no drain
+//   reduce          as all_reduce's first form, but only the root drains, and it combines its
+//                   own sub-slice straight into its output. With 2 ranks the root's sub-slice
+//                   is the whole chunk, and the other rank only stages
 //   reduce_scatter  stage the chunk's part of every other rank's block; drain: reduce the
 //                   part of this rank's block from the others' staging areas and its input
 //   all_gather      stage the chunk of the input, and copy it to this rank's own block of the
@@ -22,7 +25,8 @@
 //   broadcast       the root stages, and copies the chunk to its output; every other rank
 //                   drains the root's chunk
 //   all_to_all      stage the chunk's part of every other rank's block; drain this rank's
-// Each sub-slice is reduced by one rank only, so every rank gets the same bits.
+// Each sub-slice is reduced by one rank only, so every rank gets the same bits; 2 ranks that
+// both reduce whole chunks run the same loop on the same bytes (StagedOp::combine).
 //
 // When every rank's buffers lie in weftMemAlloc memory, the operation skips the staging areas
 // and goes mapped instead (collectives/mapped.h): each rank posts where its buffers are, and once
@@ -89,7 +93,14 @@ class StagedOp : public GroupOp {
   enum Stage : int { kStage, kCombine, kDrain };
 
   bool perBlock() const;
+  // How ranks share the combining of a chunk: each its own sub-slice, into its staging area for
+  // the others to drain; the root all of it, into its output (2-rank reduce); or every rank all
+  // of it, into its own output (2-rank all-reduce: each stages its whole chunk and drains nothing).
+  enum class Combining { kBySlices, kRootWhole, kEveryWhole };
+  static Combining combiningFor(const CollArgs& args, int nranks);
   bool combines() const;
+  bool combinesIntoOutput() const;
+  std::pair<size_t, size_t> combineSlice(size_t count, int r) const;
   // Whether every rank (or just `only`) has done `stage` for at least `chunks` chunks, reading
   // the shared counters only when the last values seen fall short.
   bool reached(Stage stage, uint64_t chunks, int only = -1);
@@ -133,6 +144,7 @@ class StagedOp : public GroupOp {
   // they did. Reductions, which were faster staged in cache when the cores shared an L3, time
   // themselves and let the group's staging stores (a TimedChoice) choose.
   bool streamStage_ = false;
+  Combining combining_ = Combining::kBySlices;
   // Which TimedChoice, if any, chose how this call runs and gets its time: the group's staging
   // stores (reductions), or its single-copy choice (the decider of a call in the band).
   TimedChoice* timedBy_ = nullptr;
