@@ -224,12 +224,11 @@ void StagedOp::combine(size_t i) {
   const char* own = send_ + (firstOf(i) + first) * elemSize_;
   char* acc =
       combinesIntoOutput() ? recv_ + (firstOf(i) + first) * elemSize_ : stagingOf(me, i) + at;
-  // Ranks that combine whole chunks must all run the very same loop of reducePlain on the same
-  // bytes to get the same bits (NaN payloads included): in place, where the output is also an
-  // input and would pick another loop, they read their own part from their staging area too.
+  // Ranks that combine whole chunks read their own part from their staging area too: all then
+  // run the very same loop of reducePlain on the same bytes and get the same bits, NaN payloads
+  // included (in place, reading the input would pick another loop on some ranks).
   const bool alike = combining_ == Combining::kEveryWhole;
-  const bool ownStaged = alike && acc == own;
-  auto part = [&](int r) { return r == me && !ownStaged ? own : stagingOf(r, i) + at; };
+  auto part = [&](int r) { return r == me && !alike ? own : stagingOf(r, i) + at; };
   if (n == 1) {
     if (acc != own) memcpy(acc, own, count * elemSize_);
     return;
