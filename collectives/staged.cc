@@ -213,8 +213,8 @@ std::pair<size_t, size_t> StagedOp::combineSlice(size_t count, int r) const {
   }
 }
 
-// This rank's sub-slice of chunk i, reduced from its input and the others' staging areas into its
-// own staging area (or its output).
+// This rank's sub-slice of chunk i, reduced from its input (kEveryWhole: its staging area) and the
+// others' staging areas into its own staging area or its output.
 void StagedOp::combine(size_t i) {
   const int n = group_->nranks();
   const int me = group_->rank();
@@ -233,7 +233,8 @@ void StagedOp::combine(size_t i) {
     if (acc != own) memcpy(acc, own, count * elemSize_);
     return;
   }
-  // Own part first, so that an output that is also the input is read before it is written.
+  // Own part first, so that an output that is also the input is read before it is written; ranks
+  // alike go in rank order, reading nothing from the output.
   const int from = alike ? 0 : me;
   reduce_(acc, part(from), part((from + 1) % n), count);
   for (int k = 2; k < n; ++k)
@@ -336,7 +337,7 @@ Status StagedOp::tryDrain(size_t i, bool* moved) {
     case CollKind::kReduce:  // only the root reads the others' sums
       ready = me != args_.root || reached(kCombine, need);
       break;
-    case CollKind::kAllReduce:  // every rank may have combined whole chunks, reading nobody's sums
+    case CollKind::kAllReduce:  // kEveryWhole: nothing to drain; combine read the peers' chunks
       ready = combining_ == Combining::kEveryWhole || reached(kCombine, need);
       break;
     case CollKind::kBroadcast:

@@ -3,7 +3,8 @@
 // a ring of chunks in shared memory. Every chunk passes three stages on every rank:
 //   stage    copy this rank's part of the chunk from its input into its staging area
 //   combine  (reductions) reduce this rank's sub-slice of the chunk from its input and the other
-//            ranks' staging areas into its own staging area
+//            ranks' staging areas into its own staging area, or straight into its output where
+//            nobody else reads the sums (below)
 //   drain    copy what this rank receives from the staging areas into its output
 // Each rank publishes how many chunks it has staged, combined and drained (SlotControl), and a
 // stage waits only for the counters it reads. Inputs are read once and outputs written once;
@@ -68,14 +69,16 @@ class StagedOp : public GroupOp {
   static bool fits(const DirectGroup& group, const CollArgs& args);
   // As DirectOp::start; fits() must hold. When a rank's output is streamBytes or more, the drain
   // copies it out with non-temporal stores (collectives/stream_copy.h): it would not stay in cache
-  // anyway. reduce_scatter's drain reduces into the output and stores as usual. `singleCopyBand`:
+  // anyway. Sums reduced straight into the output (reduce_scatter's drain, a 2-rank all_reduce
+  // or reduce, a reduce root's own sub-slice) are stored as usual. `singleCopyBand`:
   // the call is in the single-copy band (SingleCopyLimits::covers), on every rank alike.
   void start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
              size_t elemSize, ReduceFn reduce, uint64_t signature, size_t streamBytes,
              bool singleCopyBand = false);
 
-  // Whether this call's drain copies its output out with non-temporal stores.
-  bool streamsOutput() const { return streamOut_; }
+  // Whether this call's drain copies its output out with non-temporal stores. (streamOut_ stays
+  // set for 2-rank reductions, which drain nothing: a call that goes mapped streams.)
+  bool streamsOutput() const { return streamOut_ && combining_ == Combining::kBySlices; }
   // Whether this call went mapped or single copy instead (known once every rank has posted).
   bool wentMapped() const { return mapped_; }
   bool wentSingleCopy() const { return singleCopied_; }

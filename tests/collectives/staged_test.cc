@@ -246,8 +246,9 @@ void runMixedSequence(int n, size_t count, size_t stagingBytes, size_t streamByt
   Ranks ranks(n, stagingBytes, streamBytes);
   ReduceFn sum = reduceFunction(weftInt32, weftSum);
   const size_t total = count * static_cast<size_t>(n);
-  for (CollKind kind : {CollKind::kAllGather, CollKind::kAllReduce, CollKind::kAllToAll,
-                        CollKind::kReduceScatter, CollKind::kBroadcast, CollKind::kAllReduce}) {
+  for (CollKind kind :
+       {CollKind::kAllGather, CollKind::kAllReduce, CollKind::kAllToAll, CollKind::kReduce,
+        CollKind::kReduceScatter, CollKind::kBroadcast, CollKind::kAllReduce}) {
     gShared = mapped && !gShared;
     std::vector<Buf> in(n), out(n, Buf(total, 0));
     for (int r = 0; r < n; ++r) {
@@ -268,6 +269,10 @@ void runMixedSequence(int n, size_t count, size_t stagingBytes, size_t streamByt
         case CollKind::kBroadcast:
           for (size_t i = 0; i < count; ++i)
             ASSERT_EQ(out[r][i], input(1 % n, i));
+          break;
+        case CollKind::kReduce:
+          for (size_t i = 0; i < count; ++i)
+            ASSERT_EQ(out[r][i], r == 1 % n ? sumAt(n, i) : 0) << "rank " << r;
           break;
         case CollKind::kAllGather:
           for (size_t i = 0; i < total; ++i)
@@ -368,28 +373,32 @@ TEST(StagedFloats, EveryRankGetsTheSameBits) {
 }
 
 // Two ranks each reduce every element (StagedOp::Combining::kEveryWhole). A sum of two NaNs keeps
-// one's payload, and which one depends on the loop that runs: in place too, both must run the same.
+// one's payload, and which one depends on the loop that runs: in place too, and with buffers
+// aligned differently (rank 1's start 4 bytes later), both must run the same.
 TEST(StagedFloats, TwoRanksThatBothCombineGetTheSameNaN) {
   const size_t count = 20011;
   Ranks ranks(2, 8 << 10);
-  std::vector<std::vector<uint32_t>> in(2, std::vector<uint32_t>(count)),
-      out(2, std::vector<uint32_t>(count));
-  for (int r = 0; r < 2; ++r) {
-    for (size_t i = 0; i < count; ++i)
-      in[r][i] =
-          0x7fc00000u | (static_cast<uint32_t>(r + 1) << 12) | static_cast<uint32_t>(i % 4093);
-  }
+  std::vector<std::vector<uint32_t>> in(2, std::vector<uint32_t>(count + 1)),
+      out(2, std::vector<uint32_t>(count + 1));
   for (bool inPlace : {false, true}) {
     for (int r = 0; r < 2; ++r) {
-      void* recv = inPlace ? static_cast<void*>(in[r].data()) : out[r].data();
+      for (size_t i = 0; i < count; ++i) {
+        in[r][r + i] =
+            0x7fc00000u | (static_cast<uint32_t>(r + 1) << 12) | static_cast<uint32_t>(i % 4093);
+      }
+    }
+    for (int r = 0; r < 2; ++r) {
+      uint32_t* send = in[r].data() + r;
+      uint32_t* recv = inPlace ? send : out[r].data() + r;
       ranks.ops[r].start(
-          ranks.groups[r].get(), test::collArgs(CollKind::kAllReduce, count, 0, r, 2), in[r].data(),
-          recv, sizeof(float), reduceFunction(weftFloat32, weftSum), inPlace ? 2 : 1, SIZE_MAX);
+          ranks.groups[r].get(), test::collArgs(CollKind::kAllReduce, count, 0, r, 2), send, recv,
+          sizeof(float), reduceFunction(weftFloat32, weftSum), inPlace ? 2 : 1, SIZE_MAX);
     }
     ASSERT_TRUE(ranks.finish().ok());
     const auto& got = inPlace ? in : out;
     for (size_t i = 0; i < count; ++i) {
-      ASSERT_EQ(got[1][i], got[0][i]) << (inPlace ? "in place, " : "") << "element " << i;
+      ASSERT_EQ(got[1][1 + i], got[0][i]) << (inPlace ? "in place, " : "") << "element " << i;
+      ASSERT_EQ(got[0][i] & 0x7f800000u, 0x7f800000u) << "not a NaN at " << i;
       ASSERT_NE(got[0][i] & 0x7fffffu, 0u) << "not a NaN at " << i;
     }
   }
