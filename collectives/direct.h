@@ -75,10 +75,11 @@ class DirectGroup {
 
   // The peers' weftMemAlloc memory that mapped collectives have mapped here.
   shm::PeerMemory& peerMemory() { return peerMemory_; }
-  // How this rank stages the chunks of staged reductions (second option: non-temporal stores),
-  // and, where it decides, whether calls of a kind in the single-copy band go single copy
-  // (second option); both learnt from the calls' times.
-  TimedChoice& stagingStores() { return stagingStores_; }
+  // How this rank stages the chunks of staged reductions of a kind (second option: non-temporal
+  // stores), and, where it decides, whether calls of a kind in the single-copy band go single
+  // copy (second option); both learnt from the calls' times, kind by kind, as their times for
+  // a size differ.
+  TimedChoice& stagingStores(CollKind kind) { return stagingStores_[static_cast<int>(kind)]; }
   TimedChoice& singleCopyChoice(CollKind kind) {
     return singleCopyChoices_[static_cast<int>(kind)];
   }
@@ -93,7 +94,7 @@ class DirectGroup {
   uint64_t chunks_ = 0;
   std::vector<uint64_t> seen_;  // per rank, the latest operation seen posted
   shm::PeerMemory peerMemory_;
-  TimedChoice stagingStores_;
+  std::array<TimedChoice, kNumCollKinds> stagingStores_;      // by kind
   std::array<TimedChoice, kNumCollKinds> singleCopyChoices_;  // by kind
 };
 

@@ -61,7 +61,7 @@ void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send,
   timedBy_ = nullptr;
   streamStage_ = true;
   if (isReduction(args.kind)) {
-    timedBy_ = &group->stagingStores();
+    timedBy_ = &group->stagingStores(args.kind);
     streamStage_ = timedBy_->secondFor(sendBufferCount(args) * elemSize, send == recv);
   }
   // No reduction is in the band (SingleCopyLimits::parse), so one choice at most times a call.

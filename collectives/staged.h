@@ -145,11 +145,12 @@ class StagedOp : public GroupOp {
   // memory instead of from this core's cache, which was 3-7x slower whenever the two cores
   // shared no L3 (a cache-line round trip 180-250 ns instead of 50-90), and no slower when
   // they did. Reductions, which were faster staged in cache when the cores shared an L3, time
-  // themselves and let the group's staging stores (a TimedChoice) choose.
+  // themselves and let the group's staging stores for their kind (a TimedChoice) choose.
   bool streamStage_ = false;
   Combining combining_ = Combining::kBySlices;
   // Which TimedChoice, if any, chose how this call runs and gets its time: the group's staging
-  // stores (reductions), or its single-copy choice (the decider of a call in the band).
+  // stores for its kind (reductions), or its single-copy choice (the decider of a call in the
+  // band).
   TimedChoice* timedBy_ = nullptr;
   std::chrono::steady_clock::time_point started_;
   Post mine_;            // as posted

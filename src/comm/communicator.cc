@@ -246,9 +246,12 @@ void Communicator::setUpDirect() {
   }
   direct_ = std::make_unique<DirectGroup>(rank_, std::move(areas));
   using Mode = TimedChoice::Mode;
-  direct_->stagingStores() = TimedChoice(
-      TimedChoice::parse(config_.shmStageStores, "cached", "streamed").value_or(Mode::kAuto),
-      "staged reductions' stores", "ordinary", "non-temporal");
+  const Mode stores =
+      TimedChoice::parse(config_.shmStageStores, "cached", "streamed").value_or(Mode::kAuto);
+  for (CollKind kind : {CollKind::kAllReduce, CollKind::kReduce, CollKind::kReduceScatter}) {
+    direct_->stagingStores(kind) = TimedChoice(
+        stores, std::string("staged ") + collName(kind) + "'s stores", "ordinary", "non-temporal");
+  }
   for (CollKind kind : {CollKind::kAllGather, CollKind::kBroadcast, CollKind::kAllToAll}) {
     direct_->singleCopyChoice(kind) = TimedChoice(
         config_.shmSingleCopy == "always" ? Mode::kSecond : Mode::kAuto,
