@@ -26,10 +26,15 @@
 // Kernels that read k streams and write m are assumed to move bytes at the rate measured for
 // their kind (reduce: 2 in, 1 out; copy: 1 in, 1 out).
 //
+// Also the round trip of a cache line between two threads: where the two cores sit (sharing a
+// cache or not) moves a VM's figures from minute to minute, the bound's and the libraries' alike.
+//
 // Output, machine readable after '#' lines:
+//   rtt NANOSECONDS   (0: fewer than 2 CPUs, or the threads did not meet in time)
 //   bw SIZE THREADS COPY_GBps REDUCE_GBps
 //   bound COLLECTIVE RANKS SIZE TIME_us BUSBW_GBps
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <chrono>
 #include <cstdio>
@@ -152,6 +157,52 @@ class Probe {
   std::barrier<> sync_;
 };
 
+// Takes this thread's turns of a counter two threads pass back and forth, from `first` to `end`
+// two apart: waits for each, then adds one. A long wait yields, so that two threads on one CPU
+// still get on; false once the deadline has passed (for either thread).
+bool takeTurns(std::atomic<uint64_t>& ball, uint64_t first, uint64_t end, std::atomic<bool>& late,
+               std::chrono::steady_clock::time_point deadline) {
+  for (uint64_t mine = first; mine < end; mine += 2) {
+    for (uint32_t spins = 0; ball.load(std::memory_order_acquire) != mine; ++spins) {
+      if (late.load(std::memory_order_relaxed)) return false;
+      if (spins < 4096) continue;
+      std::this_thread::yield();
+      if (std::chrono::steady_clock::now() > deadline) {
+        late.store(true);
+        return false;
+      }
+    }
+    ball.store(mine + 1, std::memory_order_release);
+  }
+  return true;
+}
+
+// The round trip of the counter's cache line between two threads: the median over trials, in
+// ns; 0 with fewer than 2 CPUs or when the trials ran out of time.
+double roundTripNs() {
+  if (std::thread::hardware_concurrency() < 2) return 0;
+  constexpr uint64_t kRoundTrips = 20000;
+  constexpr int kRttTrials = 5;
+  constexpr uint64_t kTurns = 2 * kRoundTrips * kRttTrials;
+  alignas(64) std::atomic<uint64_t> ball{0};
+  std::atomic<bool> late{false};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  std::thread other([&] { (void)takeTurns(ball, 1, kTurns, late, deadline); });
+  std::vector<double> ns;
+  for (uint64_t trial = 0; trial < kRttTrials; ++trial) {
+    auto t0 = std::chrono::steady_clock::now();
+    const uint64_t first = 2 * kRoundTrips * trial;
+    if (!takeTurns(ball, first, first + 2 * kRoundTrips, late, deadline)) break;
+    std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - t0;
+    ns.push_back(took.count() / kRoundTrips);
+  }
+  late.store(true);  // frees the other thread if this one gave up
+  other.join();
+  if (ns.size() < kRttTrials) return 0;
+  std::sort(ns.begin(), ns.end());
+  return ns[ns.size() / 2];
+}
+
 // Machine-wide bytes through a reduction and through a copy, as the header explains.
 void traffic(Coll coll, int nranks, double size, double* reduceBytes, double* copyBytes) {
   double n = nranks;
@@ -183,9 +234,7 @@ std::vector<std::string> splitList(const std::string& text) {
   return items;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::string minText = "8", maxText = "256M", threadsText = "1,2", ranksText, collsText;
   size_t factor = 2;
   CLI::App app(
@@ -228,6 +277,8 @@ int main(int argc, char** argv) {
   }
   std::sort(threads.begin(), threads.end());
 
+  std::printf("# rtt NANOSECONDS  (a cache line's round trip between two threads)\n");
+  std::printf("rtt %.0f\n", roundTripNs());
   std::printf("# bw SIZE THREADS COPY_GBps REDUCE_GBps  (bytes read + written, all threads)\n");
   std::map<std::pair<size_t, int>, Bandwidth> measured;
   for (size_t bytes : weft::perf::sizeList(sizes)) {
@@ -264,4 +315,14 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // a buffer that could not be allocated, or a thread
+    std::fprintf(stderr, "weft-membw: %s\n", e.what());
+    return 1;
+  }
 }
