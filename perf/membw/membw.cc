@@ -30,9 +30,12 @@
 // cache or not) moves a VM's figures from minute to minute, the bound's and the libraries' alike.
 //
 // Output, machine readable after '#' lines:
-//   rtt NANOSECONDS   (0: fewer than 2 CPUs, or the threads did not meet in time)
+//   rtt NANOSECONDS   (0: fewer than 2 CPUs allowed, or no pinning, or no meeting in time)
 //   bw SIZE THREADS COPY_GBps REDUCE_GBps
 //   bound COLLECTIVE RANKS SIZE TIME_us BUSBW_GBps
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <barrier>
@@ -56,7 +59,7 @@ namespace {
 
 using weft::perf::Coll;
 constexpr size_t kAlign = 4096;
-constexpr int kTrials = 5;
+constexpr size_t kTrials = 5;
 
 float* allocate(size_t bytes) {
   size_t rounded = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
@@ -137,7 +140,7 @@ class Probe {
   double timed(const std::function<void()>& kernel, size_t reps, double bytesPerRep, bool timer) {
     kernel();  // warm: pages, caches
     std::vector<double> rates;
-    for (int trial = 0; trial < kTrials; ++trial) {
+    for (size_t trial = 0; trial < kTrials; ++trial) {
       sync_.arrive_and_wait();
       auto t0 = std::chrono::steady_clock::now();
       for (size_t r = 0; r < reps; ++r)
@@ -157,15 +160,21 @@ class Probe {
   std::barrier<> sync_;
 };
 
-// Takes this thread's turns of a counter two threads pass back and forth, from `first` to `end`
-// two apart: waits for each, then adds one. A long wait yields, so that two threads on one CPU
-// still get on; false once the deadline has passed (for either thread).
+// This thread's turns at a counter that two threads pass back and forth: waits for the counter
+// to reach first, first + 2, ... (below end) and adds one each time. After 4096 spins a wait
+// yields, so that two threads on one CPU still get on; false once the deadline has passed (for
+// either thread).
 bool takeTurns(std::atomic<uint64_t>& ball, uint64_t first, uint64_t end, std::atomic<bool>& late,
                std::chrono::steady_clock::time_point deadline) {
   for (uint64_t mine = first; mine < end; mine += 2) {
     for (uint32_t spins = 0; ball.load(std::memory_order_acquire) != mine; ++spins) {
       if (late.load(std::memory_order_relaxed)) return false;
-      if (spins < 4096) continue;
+      if (spins < 4096) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();  // as weft's own waits: a sibling hyperthread keeps its share
+#endif
+        continue;
+      }
       std::this_thread::yield();
       if (std::chrono::steady_clock::now() > deadline) {
         late.store(true);
@@ -177,19 +186,41 @@ bool takeTurns(std::atomic<uint64_t>& ball, uint64_t first, uint64_t end, std::a
   return true;
 }
 
-// The round trip of the counter's cache line between two threads: the median over trials, in
-// ns; 0 with fewer than 2 CPUs or when the trials ran out of time.
+// The first two CPUs this process may run on, or fewer.
+std::vector<int> twoAllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+bool pinTo(pthread_t thread, int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return pthread_setaffinity_np(thread, sizeof(one), &one) == 0;
+}
+
+// The round trip of the counter's cache line between two threads pinned to two CPUs: the median
+// over kTrials, in ns; 0 with fewer than 2 CPUs, or when the trials ran out of time.
 double roundTripNs() {
-  if (std::thread::hardware_concurrency() < 2) return 0;
+  const std::vector<int> cpus = twoAllowedCpus();
+  if (cpus.size() < 2) return 0;
   constexpr uint64_t kRoundTrips = 20000;
-  constexpr int kRttTrials = 5;
-  constexpr uint64_t kTurns = 2 * kRoundTrips * kRttTrials;
+  constexpr uint64_t kTurns = 2 * kRoundTrips * kTrials;
   alignas(64) std::atomic<uint64_t> ball{0};
   std::atomic<bool> late{false};
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  std::thread other([&] { (void)takeTurns(ball, 1, kTurns, late, deadline); });
   std::vector<double> ns;
-  for (uint64_t trial = 0; trial < kRttTrials; ++trial) {
+  ns.reserve(kTrials);  // nothing below throws while the other thread runs
+  cpu_set_t before;
+  const bool restore = pthread_getaffinity_np(pthread_self(), sizeof(before), &before) == 0;
+  std::thread other([&] { (void)takeTurns(ball, 1, kTurns, late, deadline); });
+  const bool pinned = pinTo(other.native_handle(), cpus[1]) && pinTo(pthread_self(), cpus[0]);
+  for (uint64_t trial = 0; pinned && trial < kTrials; ++trial) {
     auto t0 = std::chrono::steady_clock::now();
     const uint64_t first = 2 * kRoundTrips * trial;
     if (!takeTurns(ball, first, first + 2 * kRoundTrips, late, deadline)) break;
@@ -198,7 +229,8 @@ double roundTripNs() {
   }
   late.store(true);  // frees the other thread if this one gave up
   other.join();
-  if (ns.size() < kRttTrials) return 0;
+  if (restore) pthread_setaffinity_np(pthread_self(), sizeof(before), &before);
+  if (ns.size() < kTrials) return 0;
   std::sort(ns.begin(), ns.end());
   return ns[ns.size() / 2];
 }
@@ -279,6 +311,7 @@ int run(int argc, char** argv) {
 
   std::printf("# rtt NANOSECONDS  (a cache line's round trip between two threads)\n");
   std::printf("rtt %.0f\n", roundTripNs());
+  std::fflush(stdout);
   std::printf("# bw SIZE THREADS COPY_GBps REDUCE_GBps  (bytes read + written, all threads)\n");
   std::map<std::pair<size_t, int>, Bandwidth> measured;
   for (size_t bytes : weft::perf::sizeList(sizes)) {
@@ -316,12 +349,13 @@ int run(int argc, char** argv) {
   }
   return 0;
 }
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     return run(argc, argv);
-  } catch (const std::exception& e) {  // a buffer that could not be allocated, or a thread
+  } catch (const std::exception& e) {  // e.g. a thread that could not start
     std::fprintf(stderr, "weft-membw: %s\n", e.what());
     return 1;
   }
