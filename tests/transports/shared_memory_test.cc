@@ -20,8 +20,8 @@ namespace {
 
 constexpr ByteRange kAll{0, SIZE_MAX};
 
-// Bytes of this process's page tables that map the pages of the mapping at `address` (its Rss).
-size_t residentBytes(const void* address) {
+// What follows `field` in /proc/self/smaps for the mapping at `address`; empty if none.
+std::string smapsField(const void* address, const std::string& field) {
   std::ifstream smaps("/proc/self/smaps");
   const auto at = reinterpret_cast<uintptr_t>(address);
   bool inside = false;
@@ -30,11 +30,22 @@ size_t residentBytes(const void* address) {
     uintptr_t to = 0;
     if (sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &from, &to) == 2) {  // a mapping
       inside = from <= at && at < to;
-    } else if (inside && line.rfind("Rss:", 0) == 0) {
-      return std::stoul(line.substr(4)) << 10;
+    } else if (inside && line.rfind(field, 0) == 0) {
+      return line.substr(field.size());
     }
   }
-  return 0;
+  return "";
+}
+
+// Bytes of this process's page tables that map the pages of the mapping at `address` (its Rss).
+size_t residentBytes(const void* address) {
+  const std::string kb = smapsField(address, "Rss:");
+  return kb.empty() ? 0 : std::stoul(kb) << 10;
+}
+
+// Whether the mapping at `address` asked for huge pages (MADV_HUGEPAGE shows as "hg").
+bool asksForHugePages(const void* address) {
+  return (smapsField(address, "VmFlags:") + " ").find(" hg ") != std::string::npos;
 }
 
 TEST(SharedMemory, FindsBuffersInsideOneAllocationOnly) {
@@ -66,6 +77,29 @@ TEST(SharedMemory, FindsBuffersInsideOneAllocationOnly) {
   EXPECT_NE(again.message().find("not returned by weftMemAlloc"), std::string::npos);
   EXPECT_EQ(freeShared(&local).code(), weftInvalidArgument);
   EXPECT_TRUE(freeShared(b).ok());
+}
+
+// From kHugePageBytes up, the owner's mapping and a peer's ask for huge pages; below, neither.
+TEST(SharedMemory, AsksForHugePagesFromTwoMebibytes) {
+  if (access("/sys/kernel/mm/transparent_hugepage", F_OK) != 0) {
+    GTEST_SKIP() << "this kernel has no transparent huge pages";
+  }
+  void* big = nullptr;
+  void* small = nullptr;
+  ASSERT_TRUE(allocateShared(kHugePageBytes, &big).ok());
+  ASSERT_TRUE(allocateShared(kHugePageBytes / 2, &small).ok());
+  EXPECT_TRUE(asksForHugePages(big));
+  EXPECT_FALSE(asksForHugePages(small));
+  PeerMemory peers;
+  for (void* a : {big, small}) {
+    SharedRange r;
+    ASSERT_TRUE(findShared(a, 4096, &r));
+    char* there = nullptr;
+    ASSERT_TRUE(peers.map(getpid(), r.fd, r.serial, r.offset, 4096, kAll, &there).ok());
+    EXPECT_EQ(asksForHugePages(there), a == big);
+  }
+  EXPECT_TRUE(freeShared(big).ok());
+  EXPECT_TRUE(freeShared(small).ok());
 }
 
 // What a peer maps is the same memory: writes show on both sides.

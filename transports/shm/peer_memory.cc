@@ -41,6 +41,7 @@ Status PeerMemory::open(pid_t pid, int fd, uint64_t serial, Entry* out) const {
   if (base == MAP_FAILED) {
     return systemError(strprintf("mapping %s", path.c_str()).c_str(), err);
   }
+  adviseHugePages(base, header.bytes);
   *out = Entry{pid,
                fd,
                serial,

@@ -35,6 +35,11 @@ Registry& registry() {
 
 }  // namespace
 
+void adviseHugePages(void* base, size_t bytes) {
+  // Best effort: without transparent huge pages in the kernel it fails, and 4 KiB pages serve.
+  if (bytes >= kHugePageBytes) (void)madvise(base, bytes, MADV_HUGEPAGE);
+}
+
 Status allocateShared(size_t bytes, void** out) {
   *out = nullptr;
   const size_t page = kSharedHeaderBytes;
@@ -55,6 +60,7 @@ Status allocateShared(size_t bytes, void** out) {
     close(fd);
     return systemError(strprintf("weftMemAlloc: mapping %zu bytes", total).c_str(), err);
   }
+  adviseHugePages(base, total);
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   auto* header = static_cast<SharedHeader*>(base);

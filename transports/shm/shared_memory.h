@@ -29,6 +29,16 @@ struct SharedRange {
   uint64_t offset = 0;
 };
 
+// Allocations of this size or more ask for 2 MiB pages (adviseHugePages).
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+
+// Asks for 2 MiB pages for a mapping of an allocation (MADV_HUGEPAGE), its owner's or a peer's,
+// where it spans at least kHugePageBytes. The host gives them only where its shmem_enabled
+// (/sys/kernel/mm/transparent_hugepage) is advise, within_size or always; Debian's default is
+// never, which leaves 4 KiB pages. Smaller mappings keep 4 KiB pages: a huge one would be mostly
+// waste.
+void adviseHugePages(void* base, size_t bytes);
+
 // At least `bytes` of zeroed, page-aligned memory.
 Status allocateShared(size_t bytes, void** out);
 // Frees what allocateShared returned; weftInvalidArgument for any other pointer.
