@@ -79,16 +79,21 @@ TEST(SharedMemory, FindsBuffersInsideOneAllocationOnly) {
   EXPECT_TRUE(freeShared(b).ok());
 }
 
-// From kHugePageBytes up, the owner's mapping and a peer's ask for huge pages; below, neither.
-TEST(SharedMemory, AsksForHugePagesFromTwoMebibytes) {
-  if (access("/sys/kernel/mm/transparent_hugepage", F_OK) != 0) {
-    GTEST_SKIP() << "this kernel has no transparent huge pages";
-  }
+// The whole 2 MiB steps of an allocation ask for huge pages, in the owner's mapping and a peer's;
+// the tail past them (here the page after the header's step) and smaller allocations do not.
+TEST(SharedMemory, AsksForHugePagesInWholeSteps) {
   void* big = nullptr;
   void* small = nullptr;
   ASSERT_TRUE(allocateShared(kHugePageBytes, &big).ok());
   ASSERT_TRUE(allocateShared(kHugePageBytes / 2, &small).ok());
+  if (access("/sys/kernel/mm/transparent_hugepage", F_OK) != 0 ||
+      smapsField(big, "VmFlags:").empty()) {
+    EXPECT_TRUE(freeShared(big).ok());
+    EXPECT_TRUE(freeShared(small).ok());
+    GTEST_SKIP() << "this kernel has no transparent huge pages, or shows no VmFlags";
+  }
   EXPECT_TRUE(asksForHugePages(big));
+  EXPECT_FALSE(asksForHugePages(static_cast<char*>(big) + kHugePageBytes - 4096));
   EXPECT_FALSE(asksForHugePages(small));
   PeerMemory peers;
   for (void* a : {big, small}) {

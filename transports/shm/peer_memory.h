@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "src/base/status.h"
+#include "transports/shm/shared_memory.h"
 #include "transports/shm/shm_segment.h"
 
 namespace weft::shm {
@@ -54,7 +55,7 @@ class PeerMemory {
     std::unique_ptr<Mapping> mapping;
     std::vector<bool> populated;  // by kPopulateBytes
   };
-  static constexpr size_t kPopulateBytes = 2 << 20;
+  static constexpr size_t kPopulateBytes = kHugePageBytes;  // a huge page, where there are some
   static void populateRange(Entry& e, uint64_t offset, size_t bytes);
   Status open(pid_t pid, int fd, uint64_t serial, Entry* out) const;
   void evict(pid_t pid, int fd);

@@ -37,7 +37,8 @@ Registry& registry() {
 
 void adviseHugePages(void* base, size_t bytes) {
   // Best effort: without transparent huge pages in the kernel it fails, and 4 KiB pages serve.
-  if (bytes >= kHugePageBytes) (void)madvise(base, bytes, MADV_HUGEPAGE);
+  const size_t steps = bytes / kHugePageBytes * kHugePageBytes;
+  if (steps > 0) (void)madvise(base, steps, MADV_HUGEPAGE);
 }
 
 Status allocateShared(size_t bytes, void** out) {

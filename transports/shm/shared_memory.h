@@ -29,14 +29,13 @@ struct SharedRange {
   uint64_t offset = 0;
 };
 
-// Allocations of this size or more ask for 2 MiB pages (adviseHugePages).
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 
-// Asks for 2 MiB pages for a mapping of an allocation (MADV_HUGEPAGE), its owner's or a peer's,
-// where it spans at least kHugePageBytes. The host gives them only where its shmem_enabled
-// (/sys/kernel/mm/transparent_hugepage) is advise, within_size or always; Debian's default is
-// never, which leaves 4 KiB pages. Smaller mappings keep 4 KiB pages: a huge one would be mostly
-// waste.
+// Asks for huge pages (MADV_HUGEPAGE) for the whole kHugePageBytes steps of a mapping of an
+// allocation, its owner's or a peer's: on a VM, 4 KiB pages that several processes map cost each
+// many times what a page of its own does. A host whose shmem_enabled is advise needs the request;
+// the tail, and mappings under a step, keep 4 KiB pages, so no huge page reaches past the memfd's
+// end. The peer asks too, for the pages its populate touches first.
 void adviseHugePages(void* base, size_t bytes);
 
 // At least `bytes` of zeroed, page-aligned memory.
