@@ -48,6 +48,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -60,6 +61,12 @@ namespace {
 using weft::perf::Coll;
 constexpr size_t kAlign = 4096;
 constexpr size_t kTrials = 5;
+
+// The middle value of a few trials' (the upper one of an even count).
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
 
 float* allocate(size_t bytes) {
   size_t rounded = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
@@ -149,9 +156,7 @@ class Probe {
       std::chrono::duration<double> s = std::chrono::steady_clock::now() - t0;
       if (timer) rates.push_back(bytesPerRep * reps * threads_ / s.count() / 1e9);
     }
-    if (!timer) return 0;
-    std::sort(rates.begin(), rates.end());
-    return rates[rates.size() / 2];
+    return timer ? median(std::move(rates)) : 0;
   }
 
   size_t bytes_;
@@ -230,9 +235,7 @@ double roundTripNs() {
   late.store(true);  // frees the other thread if this one gave up
   other.join();
   if (restore) pthread_setaffinity_np(pthread_self(), sizeof(before), &before);
-  if (ns.size() < kTrials) return 0;
-  std::sort(ns.begin(), ns.end());
-  return ns[ns.size() / 2];
+  return ns.size() < kTrials ? 0 : median(std::move(ns));
 }
 
 // Machine-wide bytes through a reduction and through a copy, as the header explains.
