@@ -60,6 +60,8 @@ class TimedChoice {
 
   // The option in use: whether calls take the second one (those that do not explore).
   bool second() const { return mode_ == Mode::kAuto ? second_ : mode_ == Mode::kSecond; }
+  // How many calls it has timed (in auto mode; a size class's first call is not timed).
+  uint64_t timedCalls() const { return timedCalls_; }
 
  private:
   static constexpr int kClasses = 16;  // 256K .. 8G and up

@@ -404,6 +404,42 @@ TEST(StagedFloats, TwoRanksThatBothCombineGetTheSameNaN) {
   }
 }
 
+// Each reduction kind times its own calls, so the stores it stages with follow its own timings
+// alone (what suits a 2-rank all_reduce, which reduces whole chunks, need not suit a
+// reduce_scatter). Every call is timed but each kind's first, which faults its buffers in.
+TEST(StagedTiming, EachReductionKindTimesOnlyItsOwnCalls) {
+  const int n = 2;
+  const size_t count = TimedChoice::kMinBytes / sizeof(int32_t);
+  const CollKind kinds[] = {CollKind::kAllReduce, CollKind::kReduce, CollKind::kReduceScatter};
+  Ranks ranks(n, 64 << 10);
+  ReduceFn sum = reduceFunction(weftInt32, weftSum);
+  std::vector<Buf> in(n), out(n, Buf(count * n, 0));
+  for (int r = 0; r < n; ++r)
+    in[r] = inputs(r, count * n);
+  auto timed = [&](int r, CollKind kind) {
+    return ranks.groups[r]->stagingStores(kind).timedCalls();
+  };
+  for (CollKind kind : kinds) {
+    SCOPED_TRACE(collName(kind));
+    std::vector<std::vector<uint64_t>> before(n);
+    for (int r = 0; r < n; ++r) {
+      for (CollKind k : kinds)
+        before[r].push_back(timed(r, k));
+    }
+    for (int call = 0; call < 3; ++call) {
+      for (int r = 0; r < n; ++r)
+        ranks.start(r, kind, count, 0, in[r].data(), out[r].data(), sum);
+      ASSERT_TRUE(ranks.finish().ok());
+    }
+    for (int r = 0; r < n; ++r) {
+      for (size_t k = 0; k < std::size(kinds); ++k) {
+        EXPECT_EQ(timed(r, kinds[k]), before[r][k] + (kinds[k] == kind ? 2 : 0))
+            << "rank " << r << ", the stores of " << collName(kinds[k]);
+      }
+    }
+  }
+}
+
 // Ranks that called with other arguments find out before reading each other's chunks.
 TEST(StagedErrors, MismatchedCallsFail) {
   Ranks ranks(2, 64 << 10);
