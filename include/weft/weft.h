@@ -102,6 +102,11 @@ typedef struct {
 
 #define WEFT_SPLIT_NOCOLOR (-1)
 
+/* The library hides every symbol but these declarations, its API. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* Setup and teardown */
 weftResult_t weftGetVersion(int* version);
 weftResult_t weftGetUniqueId(weftUniqueId* uniqueId);
@@ -173,6 +178,10 @@ weftResult_t weftStreamSynchronize(weftStream_t stream);
 /* weftSuccess when all queued work is done, weftInProgress while some runs. */
 weftResult_t weftStreamQuery(weftStream_t stream);
 weftResult_t weftStreamDestroy(weftStream_t stream);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
