@@ -14,6 +14,17 @@ test -f "$prefix/include/weft/weft.h"
 test -f "$prefix/include/weft/weft.hpp"
 ls "$prefix"/lib*/libweft.so* "$prefix"/lib*/libweft.a >/dev/null
 
+# libweft.so exports the functions weft.h declares and no other strong symbol (libstdc++'s weak
+# template instances and type information aside): its internals stay inside it.
+grep -oE '\bweft[A-Z][A-Za-z]*\(' "$prefix/include/weft/weft.h" | tr -d '(' | sort -u \
+  >"$prefix/declared"
+nm -D --defined-only "$prefix"/lib*/libweft.so | awk '$2 ~ /^[TDBR]$/ {print $3}' | sort \
+  >"$prefix/exported"
+diff "$prefix/declared" "$prefix/exported" || {
+  echo "libweft.so exports other symbols than weft.h declares ('>': exported only)" >&2
+  exit 1
+}
+
 cmake -S "$source/consumer" -B "$prefix/consumer-build" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_CXX_FLAGS="$flags" >/dev/null
 cmake --build "$prefix/consumer-build" >/dev/null
