@@ -19,7 +19,7 @@
 namespace weft::test {
 namespace {
 
-// An all-reduce of `count` int32 on `nranks` ranks, checked exactly.
+// An all-reduce of `count` int32 on `nranks` ranks, every element checked exactly.
 void allReduce(weftComm_t comm, int rank, size_t count, int nranks = 3) {
   std::vector<int32_t> v(count);
   for (size_t i = 0; i < count; ++i)
@@ -29,7 +29,7 @@ void allReduce(weftComm_t comm, int rank, size_t count, int nranks = 3) {
             weftSuccess)
       << weftGetLastError(comm);
   const int32_t ranksSum = nranks * (nranks + 1) / 2;
-  for (size_t i = 0; i < count; i += 101)
+  for (size_t i = 0; i < count; ++i)
     ASSERT_EQ(out[i], static_cast<int32_t>(i % 1000) * ranksSum) << "element " << i;
 }
 
@@ -48,7 +48,7 @@ void broadcastFromRank0(weftComm_t comm, int rank, size_t count) {
 
 struct PathCase {
   const char* stagingBytes;
-  const char* small;  // the path of a 4 KiB all-reduce
+  const char* small;  // the path of a 4 KiB all-reduce (64 KiB ones go direct either way)
   const char* large;  // the path of a 4 MiB all-reduce
 };
 
@@ -68,6 +68,7 @@ TEST_P(Paths, BySize) {
                                 weftComm_t comm = nullptr;
                                 ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
                                 allReduce(comm, rank, 1024);
+                                allReduce(comm, rank, 16384);  // posted with streaming stores
                                 allReduce(comm, rank, 1u << 20);
                                 EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
                               });
@@ -76,6 +77,7 @@ TEST_P(Paths, BySize) {
     std::string text = logs.take(rank);
     EXPECT_NE(text.find("(1024 x int32 sum, " + std::string(c.small) + ")"), std::string::npos)
         << text;
+    EXPECT_NE(text.find("(16384 x int32 sum, direct)"), std::string::npos) << text;
     // Staged outputs of 4M may go streamed too (where the ranks outnumber the cores).
     EXPECT_NE(text.find("(1048576 x int32 sum, " + std::string(c.large)), std::string::npos)
         << text;
