@@ -213,8 +213,8 @@ std::pair<size_t, size_t> StagedOp::combineSlice(size_t count, int r) const {
   }
 }
 
-// This rank's sub-slice of chunk i, reduced from its input (kEveryWhole: its staging area) and the
-// others' staging areas into its own staging area or its output.
+// This rank's sub-slice of chunk i, reduced from its input (kEveryWhole in place: its staging
+// area) and the others' staging areas into its own staging area or its output.
 void StagedOp::combine(size_t i) {
   const int n = group_->nranks();
   const int me = group_->rank();
