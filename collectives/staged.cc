@@ -227,7 +227,7 @@ void StagedOp::combine(size_t i) {
   // Ranks that combine whole chunks must all get the same bits, NaN payloads included, so they
   // run the same loop of reducePlain on the same bytes in rank order. Out of place each reads its
   // own part from its input, which was twice as fast as from its staging area (2 ranks, 2M,
-  // while the vCPUs shared an L3: 130-150 us against 270-340). In place that would pick another
+  // while the vCPUs shared an L3: 128-149 us against 262-342). In place that would pick another
   // loop on some ranks, so they read their staging areas.
   const bool alike = combining_ == Combining::kEveryWhole;
   const bool ownFromInput = !alike || own != acc;
