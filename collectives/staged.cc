@@ -13,6 +13,9 @@ namespace {
 
 // Chunks a staging area holds: how far a rank may run ahead of the slowest.
 constexpr size_t kChunksInFlight = 8;
+// What an in-place 2-rank all-reduce reduces at a time before copying it out (StagedOp::combine):
+// small enough to stay in the L1 cache.
+constexpr size_t kInPlacePieceBytes = 16u << 10;
 constexpr size_t kLine = 64;
 
 size_t chunkBytesOf(const DirectGroup& g) {
@@ -213,8 +216,8 @@ std::pair<size_t, size_t> StagedOp::combineSlice(size_t count, int r) const {
   }
 }
 
-// This rank's sub-slice of chunk i, reduced from its input (kEveryWhole in place: its staging
-// area) and the others' staging areas into its own staging area or its output.
+// This rank's sub-slice of chunk i, reduced from its input and the others' staging areas into its
+// own staging area or its output.
 void StagedOp::combine(size_t i) {
   const int n = group_->nranks();
   const int me = group_->rank();
@@ -224,24 +227,37 @@ void StagedOp::combine(size_t i) {
   const char* own = send_ + (firstOf(i) + first) * elemSize_;
   char* acc =
       combinesIntoOutput() ? recv_ + (firstOf(i) + first) * elemSize_ : stagingOf(me, i) + at;
-  // Ranks that combine whole chunks must all get the same bits, NaN payloads included, so they
-  // run the same loop of reducePlain on the same bytes in rank order. Out of place each reads its
-  // own part from its input, which was twice as fast as from its staging area (2 ranks, 2M,
-  // while the vCPUs shared an L3: 128-149 us against 262-342). In place that would pick another
-  // loop on some ranks, so they read their staging areas.
-  const bool alike = combining_ == Combining::kEveryWhole;
-  const bool ownFromInput = !alike || own != acc;
-  auto part = [&](int r) { return r == me && ownFromInput ? own : stagingOf(r, i) + at; };
+  auto part = [&](int r) { return r == me ? own : stagingOf(r, i) + at; };
   if (n == 1) {
     if (acc != own) memcpy(acc, own, count * elemSize_);
     return;
   }
-  // Own part first, so that an output that is also the input is read before it is written; ranks
-  // alike go in rank order, reading nothing from the output.
-  const int from = alike ? 0 : me;
-  reduce_(acc, part(from), part((from + 1) % n), count);
+  // Ranks that combine whole chunks must all get the same bits, NaN payloads included, so they
+  // run the same loop of reducePlain on the same bytes in rank order. Each reads its own part
+  // from its input: twice as fast as from its staging area, which its peer reads at the same time
+  // (2 ranks, 2M, while the vCPUs shared an L3: 128-149 us against 262-342 out of place, 157-194
+  // against 233-275 in place). In place, the output is then one of the loop's inputs, and
+  // reducePlain would take another loop on one rank than on the other; so there each reduces
+  // into a small buffer of its own, piece by piece, and copies the piece out.
+  if (combining_ == Combining::kEveryWhole) {
+    if (acc != own) {
+      reduce_(acc, part(0), part(1), count);
+      return;
+    }
+    alignas(64) static thread_local char piece[kInPlacePieceBytes];
+    const size_t pieceCount = sizeof(piece) / elemSize_;
+    for (size_t done = 0; done < count; done += pieceCount) {
+      const size_t offset = done * elemSize_;
+      const size_t elems = std::min(pieceCount, count - done);
+      reduce_(piece, part(0) + offset, part(1) + offset, elems);
+      memcpy(acc + offset, piece, elems * elemSize_);
+    }
+    return;
+  }
+  // Own part first, so that an output that is also the input is read before it is written.
+  reduce_(acc, part(me), part((me + 1) % n), count);
   for (int k = 2; k < n; ++k)
-    reduce_(acc, acc, part((from + k) % n), count);
+    reduce_(acc, acc, part((me + k) % n), count);
 }
 
 void StagedOp::drain(size_t i) {

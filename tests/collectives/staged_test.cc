@@ -374,10 +374,13 @@ TEST(StagedFloats, EveryRankGetsTheSameBits) {
 
 // Two ranks each reduce every element (StagedOp::Combining::kEveryWhole). A sum of two NaNs keeps
 // one's payload, and which one depends on the loop that runs: in place too, and with buffers
-// aligned differently (rank 1's start 4 bytes later), both must run the same.
-TEST(StagedFloats, TwoRanksThatBothCombineGetTheSameNaN) {
+// aligned differently (rank 1's start 4 bytes later), both must run the same. Chunks of 1K, and
+// of 128K, which an in-place call reduces in several pieces.
+class StagedNaN : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(StagedNaN, TwoRanksThatBothCombineGetTheSameNaN) {
   const size_t count = 20011;
-  Ranks ranks(2, 8 << 10);
+  Ranks ranks(2, GetParam());
   std::vector<std::vector<uint32_t>> in(2, std::vector<uint32_t>(count + 1)),
       out(2, std::vector<uint32_t>(count + 1));
   for (bool inPlace : {false, true}) {
@@ -403,6 +406,8 @@ TEST(StagedFloats, TwoRanksThatBothCombineGetTheSameNaN) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(StagingBytes, StagedNaN, ::testing::Values(8u << 10, 1u << 20));
 
 // Each reduction kind times its own calls, so the stores it stages with follow its own timings
 // alone (what suits a 2-rank all_reduce, which reduces whole chunks, need not suit a
