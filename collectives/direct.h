@@ -83,6 +83,11 @@ class DirectGroup {
   TimedChoice& singleCopyChoice(CollKind kind) {
     return singleCopyChoices_[static_cast<int>(kind)];
   }
+  // How staged copies (all_gather, broadcast, all_to_all) stage their chunks: kFirst with
+  // ordinary stores, kSecond with non-temporal ones, kAuto by where the cores sit
+  // (collectives/core_probe.h) at 2 ranks and with non-temporal ones at more.
+  TimedChoice::Mode copyStagingStores() const { return copyStagingStores_; }
+  void setCopyStagingStores(TimedChoice::Mode mode) { copyStagingStores_ = mode; }
 
  private:
   int rank_;
@@ -96,6 +101,7 @@ class DirectGroup {
   shm::PeerMemory peerMemory_;
   std::array<TimedChoice, kNumCollKinds> stagingStores_;      // by kind
   std::array<TimedChoice, kNumCollKinds> singleCopyChoices_;  // by kind
+  TimedChoice::Mode copyStagingStores_ = TimedChoice::Mode::kAuto;
 };
 
 // What direct and staged operations share: the call, its place in the group's sequence, and

@@ -6,6 +6,7 @@
 #include "collectives/line_slice.h"
 #include "collectives/single_copy.h"
 #include "collectives/stream_copy.h"
+#include "src/base/log.h"
 #include "transports/cross_memory.h"
 
 namespace weft {
@@ -62,10 +63,15 @@ void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send,
       args.kind != CollKind::kReduceScatter && recvBufferCount(args) * elemSize >= streamBytes;
   combining_ = combiningFor(args, group->nranks());
   timedBy_ = nullptr;
-  streamStage_ = true;
   if (isReduction(args.kind)) {
     timedBy_ = &group->stagingStores(args.kind);
     streamStage_ = timedBy_->secondFor(sendBufferCount(args) * elemSize, send == recv);
+    probes_ = false;
+  } else {
+    const TimedChoice::Mode stores = group->copyStagingStores();
+    streamStage_ = stores != TimedChoice::Mode::kFirst;
+    probes_ = stores == TimedChoice::Mode::kAuto && group->nranks() == 2 && !singleCopyBand &&
+              sendBufferCount(args) * elemSize >= TimedChoice::kMinBytes;
   }
   // No reduction is in the band (SingleCopyLimits::parse), so one choice at most times a call.
   if (singleCopyBand) {
@@ -433,7 +439,7 @@ Status StagedOp::decide(bool* progressed) {
     if (singleCopyBand_ && postOf(singleCopyDecider(args_)).singleCopyInput != 0) {
       return runSingleCopy();
     }
-    state_ = State::kRunning;
+    beginStaged();
     return okStatus();
   }
   Status s = mapPeers(work_.buffers());
@@ -464,6 +470,15 @@ Status StagedOp::runSingleCopy() {
   singleCopied_ = true;
   finishShare();
   return okStatus();
+}
+
+void StagedOp::beginStaged() {
+  if (!probes_) {
+    state_ = State::kRunning;
+    return;
+  }
+  probe_.begin(*group_, sequence_);
+  state_ = State::kProbing;
 }
 
 void StagedOp::finishShare() {
@@ -505,7 +520,10 @@ Status StagedOp::progress(bool* progressed) {
     }
     memcpy(group_->postData(group_->rank(), sequence_), &mine_, sizeof(mine_));
     group_->post(sequence_, signature_);
-    state_ = mayMap_ || singleCopyBand_ ? State::kDeciding : State::kRunning;
+    if (mayMap_ || singleCopyBand_)
+      state_ = State::kDeciding;
+    else
+      beginStaged();
     *progressed = true;
   }
   if (state_ == State::kDeciding) WEFT_RETURN_IF_ERROR(decide(progressed));
@@ -516,6 +534,19 @@ Status StagedOp::progress(bool* progressed) {
       recordTime();
     }
     return okStatus();
+  }
+  if (state_ == State::kProbing) {
+    if (!probe_.poll()) {
+      waitingFor_ = 1 - group_->rank();
+      waitingWhat_ = "answer the probe of the cores' distance";
+      return okStatus();
+    }
+    streamStage_ = probe_.far();
+    WEFT_TRACE(kColl, "staged %s #%llu: a round trip to the peer's core took %.0f ns: %s stores",
+               collName(args_.kind), static_cast<unsigned long long>(sequence_), probe_.nanos(),
+               streamStage_ ? "non-temporal" : "ordinary");
+    state_ = State::kRunning;
+    *progressed = true;
   }
   if (state_ != State::kRunning) return okStatus();
   // Stage, combine and drain in turn, chunk by chunk, while anything moves: a chunk goes

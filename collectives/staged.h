@@ -44,6 +44,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/core_probe.h"
 #include "collectives/direct.h"
 #include "collectives/mapped.h"
 #include "collectives/progressable.h"
@@ -91,7 +92,9 @@ class StagedOp : public GroupOp {
   // kDeciding: posted, waiting for every rank's post to choose mapped, single copy or staged;
   // kMapped: this rank's share of the mapped work; kWaitOthers: for every other rank's share of
   // the mapped or single-copy work.
-  enum class State { kWaitSlot, kDeciding, kRunning, kMapped, kWaitOthers, kDone };
+  // kProbing: timing the round trip to the peer's core before a 2-rank copy stages
+  // (collectives/core_probe.h).
+  enum class State { kWaitSlot, kDeciding, kProbing, kRunning, kMapped, kWaitOthers, kDone };
   // The stages, as they index SlotControl::chunksDone.
   enum Stage : int { kStage, kCombine, kDrain };
 
@@ -134,6 +137,8 @@ class StagedOp : public GroupOp {
   // This rank's share is done: the staging counters skip this operation's chunks, which nobody
   // staged, and the peers learn it.
   void finishShare();
+  // Goes staged: probes first where the call's stores wait for it.
+  void beginStaged();
   bool allFinished();
   // Gives the call's time to the TimedChoice that chose how it ran, if one did.
   void recordTime();
@@ -147,6 +152,9 @@ class StagedOp : public GroupOp {
   // they did. Reductions, which were faster staged in cache when the cores shared an L3, time
   // themselves and let the group's staging stores for their kind (a TimedChoice) choose.
   bool streamStage_ = false;
+  // 2-rank copies choose their staging stores by where the cores sit at the moment instead.
+  bool probes_ = false;
+  CoreProbe probe_;
   Combining combining_ = Combining::kBySlices;
   // Which TimedChoice, if any, chose how this call runs and gets its time: the group's staging
   // stores for its kind (reductions), or its single-copy choice (the decider of a call in the

@@ -35,6 +35,12 @@ struct SlotControl {
   // operation whose reads from (and writes to) the peers' buffers this rank has finished. Its
   // own buffers stay put until the peers' that touch them are.
   alignas(64) std::atomic<uint64_t> opsDone;
+  // 2-rank staged copies: the counters that time a round trip between the ranks' cores
+  // (collectives/core_probe.h), by the operation's slot parity, each on a line of its own.
+  struct alignas(64) ProbeLine {
+    std::atomic<uint64_t> value;
+  };
+  ProbeLine probe[2];
   // Set once by the owner before its peers connect: its process, and where this word sits in
   // its own address space, holding its own address (what a peer's probe reads and compares).
   alignas(64) int32_t pid;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "collectives/reduce.h"
@@ -242,8 +243,11 @@ INSTANTIATE_TEST_SUITE_P(All, StagedOutOfPlace, ::testing::ValuesIn(outOfPlace()
 // chunk counters at odd places between them. With `mapped`, every other operation has its
 // buffers in weftMemAlloc memory, so mapped and staged operations alternate on the counters.
 void runMixedSequence(int n, size_t count, size_t stagingBytes, size_t streamBytes = SIZE_MAX,
-                      bool mapped = false) {
+                      bool mapped = false,
+                      TimedChoice::Mode copyStores = TimedChoice::Mode::kAuto) {
   Ranks ranks(n, stagingBytes, streamBytes);
+  for (auto& group : ranks.groups)
+    group->setCopyStagingStores(copyStores);
   ReduceFn sum = reduceFunction(weftInt32, weftSum);
   const size_t total = count * static_cast<size_t>(n);
   for (CollKind kind :
@@ -310,6 +314,68 @@ TEST(StagedSequence, MixedKindsStreaming) {
     }
   }
   gShared = false;
+}
+
+// Copies staged with ordinary stores and with non-temporal ones, as WEFT_SHM_STAGE_STORES
+// forces (under auto, 2 ranks in one thread answer each other's probe late: non-temporal).
+TEST(StagedSequence, MixedKindsWithEitherCopyStores) {
+  for (auto mode : {TimedChoice::Mode::kFirst, TimedChoice::Mode::kSecond}) {
+    for (int n : {2, 3}) {
+      SCOPED_TRACE("ranks " + std::to_string(n) +
+                   (mode == TimedChoice::Mode::kFirst ? ", ordinary" : ", non-temporal"));
+      runMixedSequence(n, 70001, size_t{64} << 10, SIZE_MAX, false, mode);
+    }
+  }
+}
+
+// Two ranks on two threads, as two processes would run them: each 2-rank copy of 256K and up
+// first times the round trip between the threads' cores, and stages with the stores that
+// says (either, as the threads land); every call's output is exact.
+TEST(StagedThreads, TwoRankCopiesProbeAndStayExact) {
+  const int n = 2;
+  const size_t count = 70001;  // int32: 273K per rank
+  Ranks ranks(n, size_t{256} << 10);
+  const CollKind kinds[] = {CollKind::kAllGather, CollKind::kAllToAll, CollKind::kBroadcast};
+  std::vector<Buf> in(n), out(n, Buf(count * n, 0));
+  for (int r = 0; r < n; ++r)
+    in[r] = inputs(r, count * n);
+  std::vector<std::string> failures(n);
+  auto run = [&](int r) {
+    for (int call = 0; call < 30; ++call) {
+      const CollKind kind = kinds[call % 3];
+      std::fill(out[r].begin(), out[r].end(), -1);
+      ranks.start(r, kind, count, call % 2, in[r].data(), out[r].data(), nullptr);
+      bool progressed = false;
+      while (!ranks.ops[r].done()) {
+        Status s = ranks.ops[r].progress(&progressed);
+        if (!s.ok()) {
+          failures[r] = s.message();
+          return;
+        }
+        if (!progressed) std::this_thread::yield();
+      }
+      const size_t size = kind == CollKind::kBroadcast ? count : count * n;
+      for (size_t i = 0; i < size; ++i) {
+        int32_t want = 0;
+        if (kind == CollKind::kBroadcast)
+          want = input(call % 2, i);
+        else if (kind == CollKind::kAllGather)
+          want = input(static_cast<int>(i / count), i % count);
+        else
+          want = input(static_cast<int>(i / count), r * count + i % count);
+        if (out[r][i] != want) {
+          failures[r] = std::string(collName(kind)) + ", call " + std::to_string(call) +
+                        ", element " + std::to_string(i);
+          return;
+        }
+      }
+    }
+  };
+  std::thread other(run, 1);
+  run(0);
+  other.join();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
 }
 
 // One rank whose buffers are on the heap makes every rank stage, whichever posts first; the

@@ -1,0 +1,73 @@
+// CoreProbe between two threads on heap-allocated flags: many probes in a row, alternating slot
+// parity as operations do, each finishing on both sides with a time; and a peer that answers
+// late counts as far.
+#include "collectives/core_probe.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "tests/collectives/staged_ranks.h"
+
+namespace weft {
+namespace {
+
+// Polls until the probe is done, yielding between polls as the progress loop would.
+void finish(CoreProbe* probe) {
+  while (!probe->poll())
+    std::this_thread::yield();
+}
+
+TEST(CoreProbe, TwoThreadsFinishEveryProbeOfManyInARow) {
+  test::StagedRanks ranks(2, 64 << 10);
+  constexpr uint64_t kProbes = 300;
+  std::vector<std::vector<double>> nanos(2);
+  auto run = [&](int r) {
+    CoreProbe probe;
+    for (uint64_t sequence = 1; sequence <= kProbes; ++sequence) {
+      probe.begin(*ranks.groups[r], sequence);
+      finish(&probe);
+      nanos[r].push_back(probe.nanos());
+    }
+  };
+  std::thread other(run, 1);
+  run(0);
+  other.join();
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(nanos[r].size(), kProbes) << "rank " << r;
+    for (double ns : nanos[r])
+      EXPECT_GT(ns, 0) << "rank " << r;
+  }
+  // Each rank's counters end at the last round of the last probe of their parity.
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(ranks.controls[r]->probe[kProbes % 2].value.load(),
+              kProbes * CoreProbe::kRoundTrips + CoreProbe::kRoundTrips);
+    EXPECT_EQ(ranks.controls[r]->probe[(kProbes - 1) % 2].value.load(),
+              (kProbes - 1) * CoreProbe::kRoundTrips + CoreProbe::kRoundTrips);
+  }
+}
+
+// A peer that is not running when the probe starts (descheduled, or late to the call) makes
+// the round trip look long: the cores are taken to be far apart, which stages with the stores
+// that are never much slower.
+TEST(CoreProbe, APeerThatAnswersLateCountsAsFar) {
+  test::StagedRanks ranks(2, 64 << 10);
+  CoreProbe leader, follower;
+  leader.begin(*ranks.groups[0], 7);
+  for (int i = 0; i < 10; ++i)
+    EXPECT_FALSE(leader.poll());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  std::thread other([&] {
+    follower.begin(*ranks.groups[1], 7);
+    finish(&follower);
+  });
+  finish(&leader);
+  other.join();
+  EXPECT_GE(leader.nanos(), 2e6 / CoreProbe::kRoundTrips);
+  EXPECT_TRUE(leader.far());
+}
+
+}  // namespace
+}  // namespace weft
