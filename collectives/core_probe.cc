@@ -10,11 +10,10 @@ void CoreProbe::begin(const DirectGroup& group, uint64_t sequence) {
   mine_ = &group.area(me).control->probe[parity].value;
   theirs_ = &group.area(1 - me).control->probe[parity].value;
   leads_ = me == 0;
-  base_ = sequence * kRoundTrips;
+  base_ = sequence * kRounds;
   round_ = 0;
   nanos_ = 0;
   if (leads_) {
-    started_ = std::chrono::steady_clock::now();
     round_ = 1;
     mine_->store(valueOf(1), std::memory_order_release);
   }
@@ -28,24 +27,27 @@ bool CoreProbe::poll() {
     // The leader waits for its own value back; the other rank for the leader's next one.
     const int awaited = leads_ ? round_ : round_ + 1;
     if (theirs_->load(std::memory_order_acquire) != valueOf(awaited)) continue;
-    if (leads_ && round_ == kRoundTrips) {
-      nanos_ = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - started_)
-                   .count() /
-               kRoundTrips;
+    // Round 1 only finds both ranks there: the clocks start once it is over, so that a rank
+    // that came late to the call does not look far away.
+    if (awaited == 1 || (!leads_ && awaited == 2)) started_ = std::chrono::steady_clock::now();
+    if (leads_ && round_ == kRounds) {
+      nanos_ = elapsedSinceStart() / (kRounds - 1);
       return true;
     }
     ++round_;
-    if (!leads_ && round_ == 1) started_ = std::chrono::steady_clock::now();
     mine_->store(valueOf(round_), std::memory_order_release);
-    if (!leads_ && round_ == kRoundTrips) {
-      // From the leader's first value to its last: one round trip fewer.
-      nanos_ = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - started_)
-                   .count() /
-               (kRoundTrips - 1);
+    if (!leads_ && round_ == kRounds) {
+      // From the leader's second value to its last: one round trip fewer.
+      nanos_ = elapsedSinceStart() / (kRounds - 2);
       return true;
     }
   }
   return false;
+}
+
+double CoreProbe::elapsedSinceStart() const {
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - started_)
+      .count();
 }
 
 }  // namespace weft

@@ -1,19 +1,21 @@
 // CoreProbe: whether the cores two ranks run on at the moment share a cache, timed by a cache
-// line's round trip between them at the start of a staged copy (collectives/staged.h).
+// line's round trip between them at the start of a 2-rank staged call (collectives/staged.h).
 //
-// A 2-rank staged all_gather, all_to_all or broadcast is fastest with ordinary stores into the
-// staging area while both cores share an L3, and with non-temporal ones while they do not: the
-// peer then reads from memory instead of from a far cache. On the 2-vCPU VM this was built on,
-// the round trip moved between 28-90 ns (shared L3) and 310-350 ns within seconds, and the
-// faster stores with it (1M-256M: ordinary ones 1.2-1.5x faster in the first case, 2-3.5x
-// slower in the second). Timing whole calls and trying the other stores now and then
-// (collectives/timed_choice.h) paid for every try with a slow call; this costs a few round
-// trips per call instead, 0.3 us near and 1.3 us far.
+// Staged chunks are read fastest from the stager's cache while both cores share an L3, and
+// from memory (non-temporal stores) while they do not. On the 2-vCPU VM this was built on, the
+// cores moved between the two within seconds (weft-membw's round trip 28-90 ns or 310-350),
+// and the faster stores with them: ordinary ones 1.2-1.5x faster for 2-rank copies in the
+// first case and 2-3.5x slower in the second. Timing whole calls and trying the other stores
+// now and then (collectives/timed_choice.h, still used at 3 ranks and more) paid for each try
+// with a slow call and lagged behind the moves; a probe costs about 0.5 us near and 2 us far.
+// Measured with it, 2-rank all_reduce, 20 calls a size, cores far apart: 2M in 227-247 us
+// against 304-307 under the timings, 32M in 6.0 ms against 10.5.
 //
 // The two ranks bump a counter each in turn (SlotControl::probe, one per slot parity, as two
-// operations may overlap): the first rank writes round j's value, the second echoes it, and
-// each times the rounds it saw. The values grow with the operation's sequence number, so a
-// value left by an earlier probe is never taken for this one's.
+// operations may overlap): the first rank writes round j's value and the second echoes it.
+// The first round only finds both ranks there; the others are timed, so a rank late to the
+// call does not look far. The values grow with the operation's sequence number, so a value
+// left by an earlier probe is never taken for this one's.
 #pragma once
 
 #include <atomic>
@@ -26,10 +28,12 @@ class DirectGroup;
 
 class CoreProbe {
  public:
-  static constexpr int kRoundTrips = 4;
+  // Rounds of a probe: the first waits for both ranks to be there; the others are timed.
+  static constexpr int kRounds = 5;
   // Round trips at least this long say the cores share no cache. Measured here (weft-perf, 2
-  // ranks, 1M-4M): 130-155 ns while weft-membw's round trip was 62-65 ns, 410-530 while it was
-  // 337-352. (This one counts two line transfers and the loop around each.)
+  // ranks, 256K-4M, 822 probes each way): 10th-90th percentile 125-150 ns while weft-membw's
+  // round trip was 68 ns, 481-538 while it was 329-331. (This one counts the loop around each
+  // line transfer too.)
   static constexpr double kFarNanos = 280;
 
   // Probes between the two ranks of `group` for operation `sequence`.
@@ -42,6 +46,7 @@ class CoreProbe {
 
  private:
   uint64_t valueOf(int round) const { return base_ + static_cast<uint64_t>(round); }
+  double elapsedSinceStart() const;
 
   std::atomic<uint64_t>* mine_ = nullptr;
   const std::atomic<uint64_t>* theirs_ = nullptr;

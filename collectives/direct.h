@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,11 +84,14 @@ class DirectGroup {
   TimedChoice& singleCopyChoice(CollKind kind) {
     return singleCopyChoices_[static_cast<int>(kind)];
   }
-  // How staged copies (all_gather, broadcast, all_to_all) stage their chunks: kFirst with
-  // ordinary stores, kSecond with non-temporal ones, kAuto by where the cores sit
-  // (collectives/core_probe.h) at 2 ranks and with non-temporal ones at more.
-  TimedChoice::Mode copyStagingStores() const { return copyStagingStores_; }
-  void setCopyStagingStores(TimedChoice::Mode mode) { copyStagingStores_ = mode; }
+  // How staged collectives stage their chunks (WEFT_SHM_STAGE_STORES): kFirst with ordinary
+  // stores, kSecond with non-temporal ones, kAuto as StagedOp::start says.
+  TimedChoice::Mode stagingStoresMode() const { return stagingStoresMode_; }
+  void setStagingStoresMode(TimedChoice::Mode mode) { stagingStoresMode_ = mode; }
+  // What the latest probe between the two ranks' cores found (collectives/core_probe.h): for
+  // 2-rank calls too small to probe. Empty before any.
+  std::optional<bool> coresFar() const { return coresFar_; }
+  void noteCoresFar(bool far) { coresFar_ = far; }
 
  private:
   int rank_;
@@ -101,7 +105,8 @@ class DirectGroup {
   shm::PeerMemory peerMemory_;
   std::array<TimedChoice, kNumCollKinds> stagingStores_;      // by kind
   std::array<TimedChoice, kNumCollKinds> singleCopyChoices_;  // by kind
-  TimedChoice::Mode copyStagingStores_ = TimedChoice::Mode::kAuto;
+  TimedChoice::Mode stagingStoresMode_ = TimedChoice::Mode::kAuto;
+  std::optional<bool> coresFar_;
 };
 
 // What direct and staged operations share: the call, its place in the group's sequence, and

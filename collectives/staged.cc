@@ -63,16 +63,7 @@ void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send,
       args.kind != CollKind::kReduceScatter && recvBufferCount(args) * elemSize >= streamBytes;
   combining_ = combiningFor(args, group->nranks());
   timedBy_ = nullptr;
-  if (isReduction(args.kind)) {
-    timedBy_ = &group->stagingStores(args.kind);
-    streamStage_ = timedBy_->secondFor(sendBufferCount(args) * elemSize, send == recv);
-    probes_ = false;
-  } else {
-    const TimedChoice::Mode stores = group->copyStagingStores();
-    streamStage_ = stores != TimedChoice::Mode::kFirst;
-    probes_ = stores == TimedChoice::Mode::kAuto && group->nranks() == 2 && !singleCopyBand &&
-              sendBufferCount(args) * elemSize >= TimedChoice::kMinBytes;
-  }
+  chooseStagingStores(send == recv);
   // No reduction is in the band (SingleCopyLimits::parse), so one choice at most times a call.
   if (singleCopyBand) {
     bool offer = true;  // every rank but the decider offers its input
@@ -472,6 +463,31 @@ Status StagedOp::runSingleCopy() {
   return okStatus();
 }
 
+// Which stores stage the chunks, unless WEFT_SHM_STAGE_STORES says: at 2 ranks, as a probe of
+// the cores' distance at the call's start says (calls of kMinBytes and up per rank; smaller ones
+// as the latest probe found); at more ranks, reductions as their timings say, and copies with
+// non-temporal stores, which were never much slower. Reductions timed at 2 ranks too, but each
+// try of the other stores cost a call, and ranks could settle on non-temporal stores while the
+// cores shared a cache: 2-rank all_reduce, 20 calls a size, near: 162 us at 1M and 253 at 2M
+// under the timings, 111 and 200 with ordinary stores.
+void StagedOp::chooseStagingStores(bool inPlace) {
+  const TimedChoice::Mode mode = group_->stagingStoresMode();
+  const size_t bytes = sendBufferCount(args_) * elemSize_;
+  const bool reduces = isReduction(args_.kind);
+  probes_ = false;
+  if (mode != TimedChoice::Mode::kAuto) {
+    streamStage_ = mode == TimedChoice::Mode::kSecond;
+  } else if (group_->nranks() == 2 && !singleCopyBand_) {
+    probes_ = bytes >= TimedChoice::kMinBytes;
+    streamStage_ = group_->coresFar().value_or(!reduces);
+  } else if (reduces) {
+    timedBy_ = &group_->stagingStores(args_.kind);
+    streamStage_ = timedBy_->secondFor(bytes, inPlace);
+  } else {
+    streamStage_ = true;
+  }
+}
+
 void StagedOp::beginStaged() {
   if (!probes_) {
     state_ = State::kRunning;
@@ -542,6 +558,7 @@ Status StagedOp::progress(bool* progressed) {
       return okStatus();
     }
     streamStage_ = probe_.far();
+    group_->noteCoresFar(streamStage_);
     WEFT_TRACE(kColl, "staged %s #%llu: a round trip to the peer's core took %.0f ns: %s stores",
                collName(args_.kind), static_cast<unsigned long long>(sequence_), probe_.nanos(),
                streamStage_ ? "non-temporal" : "ordinary");

@@ -9,8 +9,8 @@
 // Each rank publishes how many chunks it has staged, combined and drained (SlotControl), and a
 // stage waits only for the counters it reads. Inputs are read once and outputs written once;
 // everything in between stays in the cache-sized staging areas, so a 2-rank all-reduce keeps
-// both cores busy at memory speed instead of copying through rings twice over. (Collectives
-// that only copy stage past the cache, for the reason at streamStage_.)
+// both cores busy at memory speed instead of copying through rings twice over. (Which stores
+// stage a chunk depends on where the cores sit: see streamStage_.)
 //
 // Which rank does what, per chunk:
 //   all_reduce      stage the chunk but sub-slice r; combine sub-slice r; drain every rank's
@@ -137,6 +137,7 @@ class StagedOp : public GroupOp {
   // This rank's share is done: the staging counters skip this operation's chunks, which nobody
   // staged, and the peers learn it.
   void finishShare();
+  void chooseStagingStores(bool inPlace);
   // Goes staged: probes first where the call's stores wait for it.
   void beginStaged();
   bool allFinished();
@@ -146,13 +147,12 @@ class StagedOp : public GroupOp {
   State state_ = State::kDone;
   bool peersChecked_ = false;
   bool streamOut_ = false;
-  // Collectives that only copy stage with non-temporal stores: a peer then reads the chunk from
-  // memory instead of from this core's cache, which was 3-7x slower whenever the two cores
-  // shared no L3 (a cache-line round trip 180-250 ns instead of 50-90), and no slower when
-  // they did. Reductions, which were faster staged in cache when the cores shared an L3, time
-  // themselves and let the group's staging stores for their kind (a TimedChoice) choose.
+  // Whether this rank stages with non-temporal stores: a peer then reads the chunk from memory
+  // instead of from this core's cache, which was 3-7x slower whenever the two cores shared no
+  // L3 (a cache-line round trip 180-250 ns instead of 50-90), and 15-30% faster when they did.
+  // chooseStagingStores says which, and probes_ whether a probe of the cores' distance at the
+  // call's start has the last word (2 ranks).
   bool streamStage_ = false;
-  // 2-rank copies choose their staging stores by where the cores sit at the moment instead.
   bool probes_ = false;
   CoreProbe probe_;
   Combining combining_ = Combining::kBySlices;

@@ -252,7 +252,7 @@ void Communicator::setUpDirect() {
     direct_->stagingStores(kind) = TimedChoice(
         stores, std::string("staged ") + collName(kind) + "'s stores", "ordinary", "non-temporal");
   }
-  direct_->setCopyStagingStores(stores);
+  direct_->setStagingStoresMode(stores);
   for (CollKind kind : {CollKind::kAllGather, CollKind::kBroadcast, CollKind::kAllToAll}) {
     direct_->singleCopyChoice(kind) = TimedChoice(
         config_.shmSingleCopy == "always" ? Mode::kSecond : Mode::kAuto,

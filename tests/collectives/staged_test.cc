@@ -247,7 +247,7 @@ void runMixedSequence(int n, size_t count, size_t stagingBytes, size_t streamByt
                       TimedChoice::Mode copyStores = TimedChoice::Mode::kAuto) {
   Ranks ranks(n, stagingBytes, streamBytes);
   for (auto& group : ranks.groups)
-    group->setCopyStagingStores(copyStores);
+    group->setStagingStoresMode(copyStores);
   ReduceFn sum = reduceFunction(weftInt32, weftSum);
   const size_t total = count * static_cast<size_t>(n);
   for (CollKind kind :
@@ -479,7 +479,7 @@ INSTANTIATE_TEST_SUITE_P(StagingBytes, StagedNaN, ::testing::Values(8u << 10, 1u
 // alone (what suits a 2-rank all_reduce, which reduces whole chunks, need not suit a
 // reduce_scatter). Every call is timed but each kind's first, which faults its buffers in.
 TEST(StagedTiming, EachReductionKindTimesOnlyItsOwnCalls) {
-  const int n = 2;
+  const int n = 3;  // 2 ranks probe the cores' distance instead
   const size_t count = TimedChoice::kMinBytes / sizeof(int32_t);
   const CollKind kinds[] = {CollKind::kAllReduce, CollKind::kReduce, CollKind::kReduceScatter};
   Ranks ranks(n, 64 << 10);
