@@ -29,7 +29,7 @@ bool CoreProbe::poll() {
     if (theirs_->load(std::memory_order_acquire) != valueOf(awaited)) continue;
     // Round 1 only finds both ranks there: the clocks start once it is over, so that a rank
     // that came late to the call does not look far away.
-    if (awaited == 1 || (!leads_ && awaited == 2)) started_ = std::chrono::steady_clock::now();
+    if (awaited == (leads_ ? 1 : 2)) started_ = std::chrono::steady_clock::now();
     if (leads_ && round_ == kRounds) {
       nanos_ = elapsedSinceStart() / (kRounds - 1);
       return true;

@@ -474,11 +474,12 @@ void StagedOp::chooseStagingStores(bool inPlace) {
   const TimedChoice::Mode mode = group_->stagingStoresMode();
   const size_t bytes = sendBufferCount(args_) * elemSize_;
   const bool reduces = isReduction(args_.kind);
-  probes_ = false;
+  // Both ranks probe or neither, whatever each was told: the probe waits for the other.
+  const bool twoRanks = group_->nranks() == 2 && !singleCopyBand_;
+  probes_ = twoRanks && bytes >= TimedChoice::kMinBytes;
   if (mode != TimedChoice::Mode::kAuto) {
     streamStage_ = mode == TimedChoice::Mode::kSecond;
-  } else if (group_->nranks() == 2 && !singleCopyBand_) {
-    probes_ = bytes >= TimedChoice::kMinBytes;
+  } else if (twoRanks) {
     streamStage_ = group_->coresFar().value_or(!reduces);
   } else if (reduces) {
     timedBy_ = &group_->stagingStores(args_.kind);
@@ -552,13 +553,17 @@ Status StagedOp::progress(bool* progressed) {
     return okStatus();
   }
   if (state_ == State::kProbing) {
+    // A peer that called with other arguments would never answer: find out first.
+    bool posted = false;
+    WEFT_RETURN_IF_ERROR(checkPeersPosted(&posted));
+    if (!posted) return okStatus();
     if (!probe_.poll()) {
       waitingFor_ = 1 - group_->rank();
       waitingWhat_ = "answer the probe of the cores' distance";
       return okStatus();
     }
-    streamStage_ = probe_.far();
-    group_->noteCoresFar(streamStage_);
+    group_->noteCoresFar(probe_.far());
+    if (group_->stagingStoresMode() == TimedChoice::Mode::kAuto) streamStage_ = probe_.far();
     WEFT_TRACE(kColl, "staged %s #%llu: a round trip to the peer's core took %.0f ns: %s stores",
                collName(args_.kind), static_cast<unsigned long long>(sequence_), probe_.nanos(),
                streamStage_ ? "non-temporal" : "ordinary");

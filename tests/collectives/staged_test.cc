@@ -328,23 +328,29 @@ TEST(StagedSequence, MixedKindsWithEitherCopyStores) {
   }
 }
 
-// Two ranks on two threads, as two processes would run them: each 2-rank copy of 256K and up
+// Two ranks on two threads, as two processes would run them: each 2-rank call of 256K and up
 // first times the round trip between the threads' cores, and stages with the stores that
-// says (either, as the threads land); every call's output is exact.
-TEST(StagedThreads, TwoRankCopiesProbeAndStayExact) {
+// says (either, as the threads land); every call's output is exact. Also where one rank was
+// told which stores to use: it still answers the other's probe.
+class StagedThreads : public ::testing::TestWithParam<TimedChoice::Mode> {};
+
+TEST_P(StagedThreads, TwoRankCallsProbeAndStayExact) {
   const int n = 2;
   const size_t count = 70001;  // int32: 273K per rank
   Ranks ranks(n, size_t{256} << 10);
-  const CollKind kinds[] = {CollKind::kAllGather, CollKind::kAllToAll, CollKind::kBroadcast};
+  ranks.groups[1]->setStagingStoresMode(GetParam());
+  const CollKind kinds[] = {CollKind::kAllGather, CollKind::kAllToAll, CollKind::kBroadcast,
+                            CollKind::kAllReduce};
+  ReduceFn sum = reduceFunction(weftInt32, weftSum);
   std::vector<Buf> in(n), out(n, Buf(count * n, 0));
   for (int r = 0; r < n; ++r)
     in[r] = inputs(r, count * n);
   std::vector<std::string> failures(n);
   auto run = [&](int r) {
-    for (int call = 0; call < 30; ++call) {
-      const CollKind kind = kinds[call % 3];
+    for (int call = 0; call < 40; ++call) {
+      const CollKind kind = kinds[call % 4];
       std::fill(out[r].begin(), out[r].end(), -1);
-      ranks.start(r, kind, count, call % 2, in[r].data(), out[r].data(), nullptr);
+      ranks.start(r, kind, count, call % 2, in[r].data(), out[r].data(), sum);
       bool progressed = false;
       while (!ranks.ops[r].done()) {
         Status s = ranks.ops[r].progress(&progressed);
@@ -354,11 +360,14 @@ TEST(StagedThreads, TwoRankCopiesProbeAndStayExact) {
         }
         if (!progressed) std::this_thread::yield();
       }
-      const size_t size = kind == CollKind::kBroadcast ? count : count * n;
+      const bool one = kind == CollKind::kBroadcast || kind == CollKind::kAllReduce;
+      const size_t size = one ? count : count * n;
       for (size_t i = 0; i < size; ++i) {
         int32_t want = 0;
         if (kind == CollKind::kBroadcast)
           want = input(call % 2, i);
+        else if (kind == CollKind::kAllReduce)
+          want = sumAt(n, i);
         else if (kind == CollKind::kAllGather)
           want = input(static_cast<int>(i / count), i % count);
         else
@@ -377,6 +386,9 @@ TEST(StagedThreads, TwoRankCopiesProbeAndStayExact) {
   EXPECT_EQ(failures[0], "");
   EXPECT_EQ(failures[1], "");
 }
+INSTANTIATE_TEST_SUITE_P(RankOneStores, StagedThreads,
+                         ::testing::Values(TimedChoice::Mode::kAuto, TimedChoice::Mode::kFirst,
+                                           TimedChoice::Mode::kSecond));
 
 // One rank whose buffers are on the heap makes every rank stage, whichever posts first; the
 // others wait to see its post before they choose.
@@ -521,6 +533,24 @@ TEST(StagedErrors, MismatchedCallsFail) {
   Status s = ranks.finish();
   EXPECT_EQ(s.code(), weftInvalidUsage) << s.message();
   EXPECT_NE(s.message().find("other arguments"), std::string::npos) << s.message();
+}
+
+// The same where one rank's call is large enough to probe the cores' distance first and the
+// other's is not: the probe does not wait for an answer that will never come.
+TEST(StagedErrors, MismatchedProbingCallsFail) {
+  Ranks ranks(2, 64 << 10);
+  const size_t count = TimedChoice::kMinBytes / sizeof(int32_t);
+  std::vector<int32_t> a(2 * count), b(2 * count), c(2 * count), d(2 * count);
+  ranks.start(0, CollKind::kAllGather, count, 0, a.data(), b.data(), nullptr, 1);
+  ranks.start(1, CollKind::kAllGather, count / 2, 0, c.data(), d.data(), nullptr, 2);
+  // Rank 1 finds out on its own; rank 0, the one probing, must too.
+  bool progressed = false;
+  Status s;
+  for (int pass = 0; pass < 100 && s.ok(); ++pass) {
+    (void)ranks.ops[1].progress(&progressed);
+    s = ranks.ops[0].progress(&progressed);
+  }
+  EXPECT_EQ(s.code(), weftInvalidUsage) << s.message();
 }
 
 // A rank that has not started yet holds the others at the first chunk they need from it, and
