@@ -76,10 +76,10 @@ class DirectGroup {
 
   // The peers' weftMemAlloc memory that mapped collectives have mapped here.
   shm::PeerMemory& peerMemory() { return peerMemory_; }
-  // How this rank stages the chunks of staged reductions of a kind (second option: non-temporal
-  // stores), and, where it decides, whether calls of a kind in the single-copy band go single
-  // copy (second option); both learnt from the calls' times, kind by kind, as their times for
-  // a size differ.
+  // How this rank stages the chunks of staged reductions of a kind at 3 ranks and more (second
+  // option: non-temporal stores; 2 ranks probe instead), and, where it decides, whether calls of a
+  // kind in the single-copy band go single copy (second option); both learnt from the calls' times,
+  // kind by kind, as their times for a size differ.
   TimedChoice& stagingStores(CollKind kind) { return stagingStores_[static_cast<int>(kind)]; }
   TimedChoice& singleCopyChoice(CollKind kind) {
     return singleCopyChoices_[static_cast<int>(kind)];
