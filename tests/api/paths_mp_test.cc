@@ -249,6 +249,34 @@ TEST(Paths, StagedReductionsAreExactWithEitherStores) {
   expectAllOk(results);
 }
 
+// Two ranks time the round trip between their cores before each large staged call, even where
+// one was told which stores to use (WEFT_SHM_STAGE_STORES): it must still answer the other's
+// probe. Every call is exact, and none waits out the timeout.
+TEST(Paths, TwoRanksProbeWhateverStoresEachWasTold) {
+  const size_t count = 100003;  // int32: 400K per rank
+  auto results = runProcesses(2, {{"WEFT_TIMEOUT", "20"}}, [&](int rank) {
+    setenv("WEFT_SHM_STAGE_STORES", rank == 0 ? "cached" : "auto", 1);
+    weftComm_t comm = nullptr;
+    ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
+    std::vector<int32_t> send(count), out(2 * count);
+    for (size_t i = 0; i < count; ++i)
+      send[i] = valueOf(rank, i);
+    for (int call = 0; call < 20; ++call) {
+      ASSERT_EQ(weftAllReduce(send.data(), out.data(), count, weftInt32, weftSum, comm, nullptr),
+                weftSuccess);
+      for (size_t i = 0; i < count; ++i)
+        ASSERT_EQ(out[i], valueOf(0, i) + valueOf(1, i)) << "all_reduce, call " << call;
+      ASSERT_EQ(weftAllGather(send.data(), out.data(), count, weftInt32, comm, nullptr),
+                weftSuccess);
+      for (size_t i = 0; i < 2 * count; ++i)
+        ASSERT_EQ(out[i], valueOf(static_cast<int>(i / count), i % count))
+            << "all_gather, call " << call;
+    }
+    EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+  });
+  expectAllOk(results);
+}
+
 // Ranks that take turns on a core lose their cached outputs between calls, so by default they
 // stream outputs from 1M; ranks with a core each keep outputs below 8M in cache. 3 ranks bound
 // to one CPU are oversubscribed on any machine, 2 ranks are not where 2 CPUs are allowed. (A
