@@ -1,5 +1,8 @@
 #include "collectives/core_probe.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "collectives/direct.h"
 
 namespace weft {
@@ -12,10 +15,11 @@ void CoreProbe::begin(const DirectGroup& group, uint64_t sequence) {
   leads_ = me == 0;
   base_ = sequence * kRounds;
   round_ = 0;
-  nanos_ = 0;
+  nanos_ = std::numeric_limits<double>::infinity();
   if (leads_) {
     round_ = 1;
     mine_->store(valueOf(1), std::memory_order_release);
+    roundStarted_ = Clock::now();
   }
 }
 
@@ -27,27 +31,19 @@ bool CoreProbe::poll() {
     // The leader waits for its own value back; the other rank for the leader's next one.
     const int awaited = leads_ ? round_ : round_ + 1;
     if (theirs_->load(std::memory_order_acquire) != valueOf(awaited)) continue;
-    // Round 1 only finds both ranks there: the clocks start once it is over, so that a rank
-    // that came late to the call does not look far away.
-    if (awaited == (leads_ ? 1 : 2)) started_ = std::chrono::steady_clock::now();
-    if (leads_ && round_ == kRounds) {
-      nanos_ = elapsedSinceStart() / (kRounds - 1);
-      return true;
+    // Round 1 only finds both ranks there; each later one is a round trip.
+    const Clock::time_point now = Clock::now();
+    if (awaited >= 2) {
+      nanos_ =
+          std::min(nanos_, std::chrono::duration<double, std::nano>(now - roundStarted_).count());
     }
+    if (leads_ && round_ == kRounds) return true;
     ++round_;
     mine_->store(valueOf(round_), std::memory_order_release);
-    if (!leads_ && round_ == kRounds) {
-      // From the leader's second value to its last: one round trip fewer.
-      nanos_ = elapsedSinceStart() / (kRounds - 2);
-      return true;
-    }
+    roundStarted_ = leads_ ? Clock::now() : now;
+    if (!leads_ && round_ == kRounds) return true;
   }
   return false;
-}
-
-double CoreProbe::elapsedSinceStart() const {
-  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - started_)
-      .count();
 }
 
 }  // namespace weft

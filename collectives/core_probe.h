@@ -13,9 +13,12 @@
 //
 // The two ranks bump a counter each in turn (SlotControl::probe, one per slot parity, as two
 // operations may overlap): the first rank writes round j's value and the second echoes it.
-// The first round only finds both ranks there; the others are timed, so a rank late to the
-// call does not look far. The values grow with the operation's sequence number, so a value
-// left by an earlier probe is never taken for this one's.
+// The first round only finds both ranks there, so a rank late to the call does not look far;
+// of the others each rank keeps the shortest, as an interrupt or a burst of memory traffic
+// lengthens one round but says nothing of where the cores sit (with the mean of 4, large
+// all-reduces took a far spell's stores in 25-53 of 120 calls while the cores were near). The
+// values grow with the operation's sequence number, so a value left by an earlier probe is
+// never taken for this one's.
 #pragma once
 
 #include <atomic>
@@ -30,30 +33,30 @@ class CoreProbe {
  public:
   // Rounds of a probe: the first waits for both ranks to be there; the others are timed.
   static constexpr int kRounds = 5;
-  // Round trips at least this long say the cores share no cache. Measured here (weft-perf, 2
-  // ranks, 256K-4M, 822 probes each way): 10th-90th percentile 125-150 ns while weft-membw's
-  // round trip was 68 ns, 481-538 while it was 329-331. (This one counts the loop around each
-  // line transfer too.)
+  // Round trips at least this long say the cores share no cache. Measured here (weft-perf,
+  // 2-rank all_reduce of 8M-64M, the shortest of 4): 10th-90th percentile 120-170 ns while the
+  // cores were near, 461-580 while weft-membw's round trip was 334 ns. (This one counts the
+  // loop around each line transfer too.)
   static constexpr double kFarNanos = 280;
 
   // Probes between the two ranks of `group` for operation `sequence`.
   void begin(const DirectGroup& group, uint64_t sequence);
   // Moves the ping-pong on as far as it goes without waiting long; true once it is done.
   bool poll();
-  // Once done: the time of one round trip, and whether it says the cores are far apart.
+  // Once done: the shortest round trip, and whether it says the cores are far apart.
   double nanos() const { return nanos_; }
   bool far() const { return nanos_ >= kFarNanos; }
 
  private:
+  using Clock = std::chrono::steady_clock;
   uint64_t valueOf(int round) const { return base_ + static_cast<uint64_t>(round); }
-  double elapsedSinceStart() const;
 
   std::atomic<uint64_t>* mine_ = nullptr;
   const std::atomic<uint64_t>* theirs_ = nullptr;
   bool leads_ = false;
   uint64_t base_ = 0;
-  int round_ = 0;  // the last round this rank has written
-  std::chrono::steady_clock::time_point started_;
+  int round_ = 0;                   // the last round this rank has written
+  Clock::time_point roundStarted_;  // when this rank's side of the current round began
   double nanos_ = 0;
 };
 
