@@ -85,7 +85,7 @@ class DirectGroup {
     return singleCopyChoices_[static_cast<int>(kind)];
   }
   // How staged collectives stage their chunks (WEFT_SHM_STAGE_STORES): kFirst with ordinary
-  // stores, kSecond with non-temporal ones, kAuto as StagedOp::start says.
+  // stores, kSecond with non-temporal ones, kAuto as StagedOp::chooseStagingStores says.
   TimedChoice::Mode stagingStoresMode() const { return stagingStoresMode_; }
   void setStagingStoresMode(TimedChoice::Mode mode) { stagingStoresMode_ = mode; }
   // What the latest probe between the two ranks' cores found (collectives/core_probe.h): for

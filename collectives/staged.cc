@@ -463,12 +463,12 @@ Status StagedOp::runSingleCopy() {
   return okStatus();
 }
 
-// Which stores stage the chunks, unless WEFT_SHM_STAGE_STORES says: at 2 ranks, as a probe of
-// the cores' distance at the call's start says (calls of kMinBytes and up per rank; smaller ones
-// as the latest probe found); at more ranks, reductions as their timings say, and copies with
-// non-temporal stores (4-rank all_to_all, 256M: ordinary ones 1.3x faster with the cores near,
-// 2.3x slower with them far apart). Reductions timed at 2 ranks too, but each
-// try of the other stores cost a call, and ranks could settle on non-temporal stores while the
+// Which stores stage the chunks, unless WEFT_SHM_STAGE_STORES says: at 2 ranks, as the latest
+// probe of the cores' distance found (calls of kMinBytes and up per rank probe at their start,
+// and call this again once it is done); at more ranks, reductions as their timings say, and
+// copies with non-temporal stores (4-rank all_to_all, 256M: ordinary ones 1.3x faster with the
+// cores near, 2.3x slower with them far apart). Reductions timed at 2 ranks too, but each try
+// of the other stores cost a call, and ranks could settle on non-temporal stores while the
 // cores shared a cache: 2-rank all_reduce, 20 calls a size, near: 162 us at 1M and 253 at 2M
 // under the timings, 111 and 200 with ordinary stores.
 void StagedOp::chooseStagingStores(bool inPlace) {
@@ -564,7 +564,7 @@ Status StagedOp::progress(bool* progressed) {
       return okStatus();
     }
     group_->noteCoresFar(probe_.far());
-    if (group_->stagingStoresMode() == TimedChoice::Mode::kAuto) streamStage_ = probe_.far();
+    chooseStagingStores(send_ == recv_);
     WEFT_TRACE(kColl, "staged %s #%llu: a round trip to the peer's core took %.0f ns: %s stores",
                collName(args_.kind), static_cast<unsigned long long>(sequence_), probe_.nanos(),
                streamStage_ ? "non-temporal" : "ordinary");

@@ -92,7 +92,7 @@ class StagedOp : public GroupOp {
   // kDeciding: posted, waiting for every rank's post to choose mapped, single copy or staged;
   // kMapped: this rank's share of the mapped work; kWaitOthers: for every other rank's share of
   // the mapped or single-copy work.
-  // kProbing: timing the round trip to the peer's core before a 2-rank copy stages
+  // kProbing: timing the round trip to the peer's core before a 2-rank call stages
   // (collectives/core_probe.h).
   enum class State { kWaitSlot, kDeciding, kProbing, kRunning, kMapped, kWaitOthers, kDone };
   // The stages, as they index SlotControl::chunksDone.

@@ -35,7 +35,7 @@ struct SlotControl {
   // operation whose reads from (and writes to) the peers' buffers this rank has finished. Its
   // own buffers stay put until the peers' that touch them are.
   alignas(64) std::atomic<uint64_t> opsDone;
-  // 2-rank staged copies: the counters that time a round trip between the ranks' cores
+  // 2-rank staged calls: the counters that time a round trip between the ranks' cores
   // (collectives/core_probe.h), by the operation's slot parity, each on a line of its own.
   struct alignas(64) ProbeLine {
     std::atomic<uint64_t> value;

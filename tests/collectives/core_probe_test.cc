@@ -49,8 +49,8 @@ TEST(CoreProbe, TwoThreadsFinishEveryProbeOfManyInARow) {
   }
 }
 
-// A rank that comes late to the call is not taken to be far away: the clocks start once both
-// are there. (Timed from the leader's first value, this probe would take 50 ms / 4 a round trip.)
+// A rank that comes late to the call is not taken to be far away: the round that waits for it
+// is not timed, and the leader's wait here is 50 ms.
 TEST(CoreProbe, APeerThatComesLateIsNotFar) {
   test::StagedRanks ranks(2, 64 << 10);
   CoreProbe leader, follower;
