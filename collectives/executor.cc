@@ -143,6 +143,8 @@ void Executor::restart() {
     q.recvHead = 0;
     q.sendActive = false;
     q.recvActive = false;
+    q.bytesOut = 0;
+    q.bytesIn = 0;
   }
   readyLocal_ = initialLocal_;
 }
@@ -171,10 +173,29 @@ void Executor::runLocal(uint32_t index) {
   complete(index);
 }
 
+// How many bytes the sends to q's peer may write now (Link::paceBytes). Over a link that paces,
+// while a receive from the same peer is ready, a pass writes at most paceBytes; once that
+// receive is arriving, the sends run at most paceBytes ahead of what has arrived. Sending and
+// receiving then take turns in pieces that stay in cache, instead of each side filling its
+// socket buffers first: 2 ranks over a veth on 2 cores moved sendrecv 64M at 1.1-1.5 GB/s per
+// direction unpaced and 2.6-2.9 paced. The limit only waits for a message the peer has begun,
+// which it finishes unless its own limit holds it, and both limits cannot hold at once (each
+// would need to have written more than the other), so pacing cannot deadlock.
+size_t Executor::sendBudget(const PeerQueues& q) const {
+  const size_t pace = q.channel->link()->paceBytes();
+  if (pace == 0 || q.recvHead >= q.recvs.size() || state_[q.recvs[q.recvHead]].depsLeft > 0) {
+    return SIZE_MAX;
+  }
+  if (!q.recvActive || q.in.headerReceived == 0) return pace;
+  return q.bytesIn + pace > q.bytesOut ? q.bytesIn + pace - q.bytesOut : 0;
+}
+
 Status Executor::progressSends(PeerQueues& q, bool* progressed) {
   while (q.sendHead < q.sends.size()) {
     uint32_t index = q.sends[q.sendHead];
     if (state_[index].depsLeft > 0) return okStatus();
+    const size_t budget = sendBudget(q);
+    if (budget == 0) return okStatus();
     if (!q.sendActive) {
       const Step& s = steps_[index];
       q.out = OutgoingMessage{};
@@ -184,8 +205,10 @@ Status Executor::progressSends(PeerQueues& q, bool* progressed) {
     }
     size_t before = q.out.headerSent + q.out.sent;
     bool done = false;
-    WEFT_RETURN_IF_ERROR(q.channel->progressSend(q.out, &done));
-    if (q.out.headerSent + q.out.sent != before) *progressed = true;
+    WEFT_RETURN_IF_ERROR(q.channel->progressSend(q.out, &done, budget));
+    const size_t moved = q.out.headerSent + q.out.sent - before;
+    q.bytesOut += moved;
+    if (moved > 0) *progressed = true;
     if (!done) return okStatus();
     q.sendActive = false;
     ++q.sendHead;
@@ -213,7 +236,9 @@ Status Executor::progressRecvs(PeerQueues& q, bool* progressed) {
     size_t before = q.in.headerReceived + q.in.received;
     bool done = false;
     WEFT_RETURN_IF_ERROR(q.channel->progressRecv(q.in, &done));
-    if (q.in.headerReceived + q.in.received != before) *progressed = true;
+    const size_t moved = q.in.headerReceived + q.in.received - before;
+    q.bytesIn += moved;
+    if (moved > 0) *progressed = true;
     if (!done) return okStatus();
     q.recvActive = false;
     ++q.recvHead;
@@ -263,7 +288,8 @@ std::string Executor::describeWait() const {
 const std::vector<std::pair<int, bool>>& Executor::pendingIo() {
   pendingIo_.clear();
   for (const PeerQueues& q : peers_) {
-    if (q.sendHead < q.sends.size() && state_[q.sends[q.sendHead]].depsLeft == 0) {
+    if (q.sendHead < q.sends.size() && state_[q.sends[q.sendHead]].depsLeft == 0 &&
+        sendBudget(q) > 0) {
       pendingIo_.emplace_back(q.peer, false);
     }
     if (q.recvHead < q.recvs.size() && state_[q.recvs[q.recvHead]].depsLeft == 0) {

@@ -82,6 +82,7 @@ class Executor : public Progressable {
     IncomingMessage in;
     ReduceSink sink;
     bool sendActive = false, recvActive = false;
+    size_t bytesOut = 0, bytesIn = 0;  // stream bytes this run wrote to and read from the peer
   };
 
   Status checkStep(const Step& s) const;
@@ -95,6 +96,7 @@ class Executor : public Progressable {
   void restart();
   void complete(uint32_t index);
   void runLocal(uint32_t index);
+  size_t sendBudget(const PeerQueues& q) const;
   Status progressSends(PeerQueues& q, bool* progressed);
   Status progressRecvs(PeerQueues& q, bool* progressed);
 

@@ -27,7 +27,7 @@ Status simulate(const std::vector<Schedule>& schedules,
   for (int a = 0; a < n; ++a) {
     for (int b = a + 1; b < n; ++b) {
       if (!talks[a][b]) continue;
-      auto [la, lb] = makeLoopbackPair(options.linkCapacity);
+      auto [la, lb] = makeLoopbackPair(options.linkCapacity, options.paceBytes);
       channels[a][b] = Channel(la.get(), 1, a, b);
       channels[b][a] = Channel(lb.get(), 1, b, a);
       channelPtrs[a][b] = &channels[a][b];

@@ -14,6 +14,7 @@ namespace weft {
 
 struct SimOptions {
   size_t linkCapacity = 1u << 12;  // bytes in flight per direction, a power of two
+  size_t paceBytes = 0;            // Link::paceBytes of every link
 };
 
 // buffers[r] are rank r's buffers as its schedule addresses them. A schedule that cannot finish

@@ -14,7 +14,7 @@ size_t paddingOf(size_t bytes) {
 
 }  // namespace
 
-Status Channel::progressSend(OutgoingMessage& m, bool* done) {
+Status Channel::progressSend(OutgoingMessage& m, bool* done, size_t budget) {
   *done = false;
   if (!m.started) {
     m.header = MessageHeader{kMessageMagic, kMessageVersion, 0,
@@ -28,21 +28,24 @@ Status Channel::progressSend(OutgoingMessage& m, bool* done) {
     if (n == 0) return okStatus();
     m.headerSent += n;
   }
-  while (m.sent < m.bytes) {
+  while (m.sent < m.bytes && budget > 0) {
     size_t n = 0;
-    WEFT_RETURN_IF_ERROR(
-        link_->write(static_cast<const char*>(m.data) + m.sent, m.bytes - m.sent, &n));
+    WEFT_RETURN_IF_ERROR(link_->write(static_cast<const char*>(m.data) + m.sent,
+                                      std::min(m.bytes - m.sent, budget), &n));
     if (n == 0) return okStatus();
     m.sent += n;
+    budget -= n;
   }
   const size_t total = m.bytes + paddingOf(m.bytes);
-  while (m.sent < total) {
+  while (m.sent < total && budget > 0) {
     static const char kZeros[kAlign] = {};
     size_t n = 0;
-    WEFT_RETURN_IF_ERROR(link_->write(kZeros, total - m.sent, &n));
+    WEFT_RETURN_IF_ERROR(link_->write(kZeros, std::min(total - m.sent, budget), &n));
     if (n == 0) return okStatus();
     m.sent += n;
+    budget -= n;
   }
+  if (m.sent < total) return okStatus();
   *done = true;
   return okStatus();
 }

@@ -59,7 +59,8 @@ class Channel {
       : link_(link), commTag_(commTag), rank_(rank), peer_(peer) {}
 
   // Move what can be moved now; *done once the whole message is through.
-  Status progressSend(OutgoingMessage& m, bool* done);
+  // A send writes at most `budget` bytes past its header (which goes regardless).
+  Status progressSend(OutgoingMessage& m, bool* done, size_t budget = SIZE_MAX);
   Status progressRecv(IncomingMessage& m, bool* done);
 
   Link* link() const { return link_; }

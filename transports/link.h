@@ -41,6 +41,9 @@ class Link {
   virtual const SlotArea* peerSlots() const { return nullptr; }
   // The socket to poll while waiting to read (forRead) or write, or -1.
   virtual int pollFd(bool /*forRead*/) const { return -1; }
+  // How far writes may run ahead of reads while a message from the peer is arriving, in bytes;
+  // 0: no limit. See Executor::sendBudget.
+  virtual size_t paceBytes() const { return 0; }
 
   // Tells the peer this side is gone (abort or destroy); its next calls report it.
   virtual void close() = 0;

@@ -27,6 +27,7 @@ struct TransportContext {
   const AbortFlag* abort = nullptr;
   SockAddr localAddress;  // this rank's address for incoming tcp connections (port 0)
   int nSocketsPerPeer = 1;
+  size_t socketPaceBytes = 0;  // Link::paceBytes of tcp links
   size_t shmRingBytes = 1u << 20;
   size_t shmSlotBytes = 1u << 20;     // each of a rank's two slots for direct collectives
   size_t shmStagingBytes = 2u << 20;  // a rank's staging area for staged collectives

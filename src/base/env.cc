@@ -106,6 +106,7 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   p.choice("WEFT_SOCKET_FAMILY", {"AF_INET", "AF_INET6"}, &c.socketFamily);
   p.positiveInt("WEFT_NSOCKS_PERPEER", &c.nSocketsPerPeer);
   if (c.nSocketsPerPeer > 16) c.nSocketsPerPeer = 16;
+  p.bytes("WEFT_SOCKET_PACE_BYTES", 0, &c.socketPaceBytes);
   p.bytes("WEFT_SHM_RING_BYTES", 4096, &c.shmRingBytes);
   p.bytes("WEFT_SHM_SLOT_BYTES", 4096, &c.shmSlotBytes);
   p.bytes("WEFT_SHM_STAGING_BYTES", 0, &c.shmStagingBytes);

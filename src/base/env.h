@@ -24,6 +24,7 @@ struct EnvConfig {
   std::string socketIfname;           // WEFT_SOCKET_IFNAME
   std::string socketFamily;           // WEFT_SOCKET_FAMILY: AF_INET | AF_INET6 | "" (either)
   int nSocketsPerPeer = 2;            // WEFT_NSOCKS_PERPEER
+  size_t socketPaceBytes = 1u << 19;  // WEFT_SOCKET_PACE_BYTES (512K, 0 is off)
   size_t shmRingBytes = 4u << 20;     // WEFT_SHM_RING_BYTES
   size_t shmSlotBytes = 1u << 20;     // WEFT_SHM_SLOT_BYTES: room for direct collectives
   size_t shmStagingBytes = 2u << 20;  // WEFT_SHM_STAGING_BYTES: chunks of staged collectives

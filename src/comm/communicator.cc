@@ -137,6 +137,7 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
             nic.bandwidthGBps, topo::unpackLocality(ranks[rank_].locality).numaNode,
             ctx.localAddress.toString().c_str());
   ctx.nSocketsPerPeer = config_.nSocketsPerPeer;
+  ctx.socketPaceBytes = config_.socketPaceBytes;
   ctx.shmRingBytes = config_.shmRingBytes;
   ctx.shmSlotBytes = config_.shmSlotBytes;
   ctx.shmStagingBytes = config_.shmStagingBytes;

@@ -12,6 +12,7 @@ Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
   c.timeoutMs = e.timeoutMs;
   c.transport = e.transport;
   c.nSocketsPerPeer = e.nSocketsPerPeer;
+  c.socketPaceBytes = e.socketPaceBytes;
   c.shmRingBytes = e.shmRingBytes;
   c.shmSlotBytes = e.shmSlotBytes;
   c.shmStagingBytes = e.shmStagingBytes;

@@ -15,6 +15,7 @@ struct CommConfig {
   int64_t timeoutMs = 0;
   std::string transport = "auto";  // auto | shm | tcp
   int nSocketsPerPeer = 1;
+  size_t socketPaceBytes = 0;
   std::string name;
   size_t shmRingBytes = 0;
   size_t shmSlotBytes = 0;

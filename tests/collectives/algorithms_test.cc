@@ -180,7 +180,9 @@ TEST(AlgorithmAllToAllv, RanksThatSendOrReceiveNothing) {
 
 // Large messages over tiny links: schedules that only work while messages fit in flight
 // deadlock here.
-TEST(AlgorithmDeadlock, LargeMessagesOverTinyLinks) {
+// paceBytes 0: links as small as 64 bytes. Otherwise roomy links whose sends may run only
+// paceBytes ahead of their receives (Executor::sendBudget), so pacing, not room, holds them.
+void expectLargeMessagesFinish(size_t paceBytes) {
   for (const AlgoColl& p : allPairs()) {
     for (int n : {2, 3, 5, 6, 8}) {
       for (bool inPlace : {false, true}) {
@@ -192,12 +194,22 @@ TEST(AlgorithmDeadlock, LargeMessagesOverTinyLinks) {
         c.chunk = 1000;
         c.inPlace = inPlace;
         c.root = n - 1;
-        c.linkCapacity = 64;
+        c.linkCapacity = paceBytes == 0 ? 64 : 1u << 16;
+        c.paceBytes = paceBytes;
         if (p.kind == CollKind::kAllToAllv) c.vcounts = irregularCounts(n, 300);
         EXPECT_TRUE(runCase(c)) << describe(c);
       }
     }
   }
+}
+
+TEST(AlgorithmDeadlock, LargeMessagesOverTinyLinks) {
+  expectLargeMessagesFinish(0);
+}
+
+TEST(AlgorithmDeadlock, LargeMessagesOverPacedLinks) {
+  expectLargeMessagesFinish(40);    // less than a message header
+  expectLargeMessagesFinish(1000);  // a quarter of a chunk
 }
 
 // A barrier must hold every rank until all have arrived: run all ranks but one, and none may

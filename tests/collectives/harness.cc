@@ -256,7 +256,7 @@ AssertionResult runTyped(const Case& c) {
                   viewOf(mem[r].scratch.get(), schedules[r].scratchCount)};
   }
   ReduceFn fn = reduceFunction(c.type, c.op);
-  Status st = simulate(schedules, buffers, fn, SimOptions{c.linkCapacity});
+  Status st = simulate(schedules, buffers, fn, SimOptions{c.linkCapacity, c.paceBytes});
   if (!st.ok()) return AssertionFailure() << st.message();
   const bool reduces = c.kind == CollKind::kReduce || c.kind == CollKind::kAllReduce ||
                        c.kind == CollKind::kReduceScatter;
@@ -288,10 +288,11 @@ bool supportsInPlace(CollKind kind) {
 }
 
 std::string describe(const Case& c) {
-  return strprintf("%s %s nranks=%d count=%zu root=%d %s%s chunk=%zu link=%zu type=%d op=%d",
-                   algoName(c.algo), collName(c.kind), c.nranks, c.count, c.root,
-                   c.inPlace ? "in-place" : "out-of-place", c.emptyUnused ? " empty-unused" : "",
-                   c.chunk, c.linkCapacity, static_cast<int>(c.type), static_cast<int>(c.op));
+  return strprintf(
+      "%s %s nranks=%d count=%zu root=%d %s%s chunk=%zu link=%zu pace=%zu type=%d op=%d",
+      algoName(c.algo), collName(c.kind), c.nranks, c.count, c.root,
+      c.inPlace ? "in-place" : "out-of-place", c.emptyUnused ? " empty-unused" : "", c.chunk,
+      c.linkCapacity, c.paceBytes, static_cast<int>(c.type), static_cast<int>(c.op));
 }
 
 AssertionResult runCase(const Case& c) {

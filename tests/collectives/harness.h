@@ -26,6 +26,7 @@ struct Case {
   bool emptyUnused = false;
   size_t chunk = 16;
   size_t linkCapacity = 64;
+  size_t paceBytes = 0;  // Link::paceBytes
   weftDataType_t type = weftInt32;
   weftRedOp_t op = weftSum;
   // All-to-allv: vcounts[p][q] elements go from rank p to rank q; the test lays them out with

@@ -21,7 +21,8 @@ struct LoopbackPipe {
 
 class LoopbackLink : public Link {
  public:
-  LoopbackLink(std::shared_ptr<LoopbackPipe> pipe, bool sideA) : pipe_(std::move(pipe)) {
+  LoopbackLink(std::shared_ptr<LoopbackPipe> pipe, bool sideA, size_t paceBytes)
+      : pipe_(std::move(pipe)), paceBytes_(paceBytes) {
     size_t cap = pipe_->bufferAB.size();
     ByteRing ab(&pipe_->controlAB, pipe_->bufferAB.data(), cap, cap);
     ByteRing ba(&pipe_->controlBA, pipe_->bufferBA.data(), cap, cap);
@@ -42,6 +43,7 @@ class LoopbackLink : public Link {
     return okStatus();
   }
   void consume(size_t bytes) override { in_.consume(bytes); }
+  size_t paceBytes() const override { return paceBytes_; }
   void close() override {
     out_.close();
     in_.close();
@@ -50,15 +52,18 @@ class LoopbackLink : public Link {
 
  private:
   std::shared_ptr<LoopbackPipe> pipe_;
+  size_t paceBytes_;
   ByteRing out_;
   ByteRing in_;
 };
 
 }  // namespace
 
-std::pair<std::unique_ptr<Link>, std::unique_ptr<Link>> makeLoopbackPair(size_t capacity) {
+std::pair<std::unique_ptr<Link>, std::unique_ptr<Link>> makeLoopbackPair(size_t capacity,
+                                                                         size_t paceBytes) {
   auto pipe = std::make_shared<LoopbackPipe>(capacity);
-  return {std::make_unique<LoopbackLink>(pipe, true), std::make_unique<LoopbackLink>(pipe, false)};
+  return {std::make_unique<LoopbackLink>(pipe, true, paceBytes),
+          std::make_unique<LoopbackLink>(pipe, false, paceBytes)};
 }
 
 }  // namespace weft

@@ -10,7 +10,8 @@
 namespace weft {
 
 // capacity: ring bytes in each direction (a power of two); small values shake out partial
-// reads and writes.
-std::pair<std::unique_ptr<Link>, std::unique_ptr<Link>> makeLoopbackPair(size_t capacity);
+// reads and writes. paceBytes: what both ends report as Link::paceBytes.
+std::pair<std::unique_ptr<Link>, std::unique_ptr<Link>> makeLoopbackPair(size_t capacity,
+                                                                         size_t paceBytes = 0);
 
 }  // namespace weft

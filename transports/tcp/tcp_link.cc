@@ -21,9 +21,10 @@ bool wouldBlock(int err) {
 
 }  // namespace
 
-TcpLink::TcpLink(int peer, std::vector<Socket> sockets)
+TcpLink::TcpLink(int peer, std::vector<Socket> sockets, size_t paceBytes)
     : peer_(peer),
       sockets_(std::move(sockets)),
+      paceBytes_(paceBytes),
       staging_(new uint64_t[kStagingBytes / sizeof(uint64_t)]) {}
 
 TcpLink::~TcpLink() {

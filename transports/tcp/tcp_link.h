@@ -14,7 +14,8 @@ namespace weft::tcp {
 
 class TcpLink : public Link {
  public:
-  TcpLink(int peer, std::vector<Socket> sockets);
+  // paceBytes: see Link::paceBytes (WEFT_SOCKET_PACE_BYTES).
+  TcpLink(int peer, std::vector<Socket> sockets, size_t paceBytes);
   ~TcpLink() override;
 
   Status write(const void* data, size_t bytes, size_t* written) override;
@@ -29,6 +30,7 @@ class TcpLink : public Link {
   int pollFd(bool forRead) const override {
     return sockets_[socketFor(forRead ? received_ : sent_)].fd();
   }
+  size_t paceBytes() const override { return paceBytes_; }
   void close() override;
   const char* kind() const override { return "tcp"; }
 
@@ -43,6 +45,7 @@ class TcpLink : public Link {
 
   int peer_;
   std::vector<Socket> sockets_;
+  size_t paceBytes_;
   bool closed_ = false;
   uint64_t sent_ = 0;                    // stream bytes handed to the sockets
   uint64_t received_ = 0;                // stream bytes taken from the sockets

@@ -82,7 +82,8 @@ Status connect(const TransportContext& ctx, const std::vector<int>& peers,
   WEFT_RETURN_IF_ERROR(establishSockets(ctx, listener, plans, &sockets));
   listener.close();  // no stranger can reach us any more
   for (size_t i = 0; i < peers.size(); ++i) {
-    links->push_back(std::make_unique<TcpLink>(peers[i], std::move(sockets[i])));
+    links->push_back(
+        std::make_unique<TcpLink>(peers[i], std::move(sockets[i]), ctx.socketPaceBytes));
   }
   WEFT_INFO(kNet, "tcp: connected to %zu peers with %d sockets each", peers.size(),
             ctx.nSocketsPerPeer);
