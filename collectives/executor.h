@@ -82,7 +82,8 @@ class Executor : public Progressable {
     IncomingMessage in;
     ReduceSink sink;
     bool sendActive = false, recvActive = false;
-    size_t bytesOut = 0, bytesIn = 0;  // stream bytes this run wrote to and read from the peer
+    // Where this run's pacing counts from, in the channel's lifetime totals (sendBudget).
+    uint64_t sentBase = 0, receivedBase = 0;
   };
 
   Status checkStep(const Step& s) const;

@@ -15,6 +15,20 @@ size_t paddingOf(size_t bytes) {
 }  // namespace
 
 Status Channel::progressSend(OutgoingMessage& m, bool* done, size_t budget) {
+  const size_t before = m.headerSent + m.sent;
+  Status s = sendSome(m, done, budget);
+  bytesSent_ += m.headerSent + m.sent - before;
+  return s;
+}
+
+Status Channel::progressRecv(IncomingMessage& m, bool* done) {
+  const size_t before = m.headerReceived + m.received;
+  Status s = receiveSome(m, done);
+  bytesReceived_ += m.headerReceived + m.received - before;
+  return s;
+}
+
+Status Channel::sendSome(OutgoingMessage& m, bool* done, size_t budget) {
   *done = false;
   if (!m.started) {
     m.header = MessageHeader{kMessageMagic, kMessageVersion, 0,
@@ -76,7 +90,7 @@ Status Channel::checkHeader(const IncomingMessage& m) const {
   return okStatus();
 }
 
-Status Channel::progressRecv(IncomingMessage& m, bool* done) {
+Status Channel::receiveSome(IncomingMessage& m, bool* done) {
   *done = false;
   if (m.headerReceived < sizeof(MessageHeader)) {
     while (m.headerReceived < sizeof(MessageHeader)) {

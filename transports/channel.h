@@ -67,8 +67,14 @@ class Channel {
   int peer() const { return peer_; }
   uint64_t sendSequence() const { return sendSequence_; }
   uint64_t recvSequence() const { return recvSequence_; }
+  // Stream bytes (headers and padding included) sent and received over the channel's life: what
+  // one end has received, the other has sent.
+  uint64_t bytesSent() const { return bytesSent_; }
+  uint64_t bytesReceived() const { return bytesReceived_; }
 
  private:
+  Status sendSome(OutgoingMessage& m, bool* done, size_t budget);
+  Status receiveSome(IncomingMessage& m, bool* done);
   Status checkHeader(const IncomingMessage& m) const;
 
   Link* link_ = nullptr;
@@ -77,6 +83,8 @@ class Channel {
   int peer_ = -1;
   uint64_t sendSequence_ = 0;
   uint64_t recvSequence_ = 0;
+  uint64_t bytesSent_ = 0;
+  uint64_t bytesReceived_ = 0;
 };
 
 }  // namespace weft

@@ -22,14 +22,26 @@ std::vector<uint8_t> pattern(size_t bytes, int rank) {
   return v;
 }
 
-class TcpPacing : public ::testing::TestWithParam<const char*> {};
+struct Pace {
+  const char* variable;  // WEFT_SOCKET_PACE_BYTES
+  size_t bytes;
+};
+
+class TcpPacing : public ::testing::TestWithParam<Pace> {};
 
 TEST_P(TcpPacing, ExchangesArriveWholeAndLateAnswersFinish) {
+  const Pace pace = GetParam();
   const size_t big = (6u << 20) + 40, small = 1000;
+  const RankFiles logs("tcp-pacing-test");
   auto results = runProcesses(
       2,
-      {{"WEFT_TRANSPORT", "tcp"}, {"WEFT_TIMEOUT", "60"}, {"WEFT_SOCKET_PACE_BYTES", GetParam()}},
+      {{"WEFT_TRANSPORT", "tcp"},
+       {"WEFT_TIMEOUT", "60"},
+       {"WEFT_SOCKET_PACE_BYTES", pace.variable},
+       {"WEFT_DEBUG", "INFO"},
+       {"WEFT_DEBUG_SUBSYS", "NET"}},
       [&](int rank) {
+        logs.route(rank);
         weftComm_t comm = nullptr;
         ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
         const int peer = 1 - rank;
@@ -74,12 +86,20 @@ TEST_P(TcpPacing, ExchangesArriveWholeAndLateAnswersFinish) {
       },
       120);
   expectAllOk(results);
+  // The variable reached the links.
+  const std::string line = "sends paced to " + std::to_string(pace.bytes) + " bytes";
+  for (int rank = 0; rank < 2; ++rank) {
+    std::string text = logs.take(rank);
+    EXPECT_NE(text.find(line), std::string::npos) << text;
+  }
 }
 
-// The default pace, a pace smaller than a message header, and pacing off.
-INSTANTIATE_TEST_SUITE_P(Paces, TcpPacing, ::testing::Values("512K", "24", "0"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           return "pace_" + std::string(info.param);
+// The default pace, a small one (many holds a call), and pacing off.
+INSTANTIATE_TEST_SUITE_P(Paces, TcpPacing,
+                         ::testing::Values(Pace{"512K", 512u << 10}, Pace{"4K", 4u << 10},
+                                           Pace{"0", 0}),
+                         [](const ::testing::TestParamInfo<Pace>& info) {
+                           return "pace_" + std::to_string(info.param.bytes);
                          });
 
 }  // namespace

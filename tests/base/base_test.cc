@@ -48,6 +48,18 @@ TEST(Env, StreamBytesSetBoth) {
   unsetenv("WEFT_SHM_STREAM_BYTES");
 }
 
+TEST(Env, SocketPaceBytes) {
+  std::vector<std::string> warnings;
+  unsetenv("WEFT_SOCKET_PACE_BYTES");
+  EXPECT_EQ(parseEnv(&warnings).socketPaceBytes, 512u << 10);
+  setenv("WEFT_SOCKET_PACE_BYTES", "64K", 1);
+  EXPECT_EQ(parseEnv(&warnings).socketPaceBytes, 64u << 10);
+  setenv("WEFT_SOCKET_PACE_BYTES", "0", 1);
+  EXPECT_EQ(parseEnv(&warnings).socketPaceBytes, 0u);
+  EXPECT_TRUE(warnings.empty());
+  unsetenv("WEFT_SOCKET_PACE_BYTES");
+}
+
 // Variables with a few allowed values: a bad one warns and leaves the default.
 TEST(Env, ChoicesAreChecked) {
   struct Case {

@@ -208,7 +208,7 @@ TEST(AlgorithmDeadlock, LargeMessagesOverTinyLinks) {
 }
 
 TEST(AlgorithmDeadlock, LargeMessagesOverPacedLinks) {
-  expectLargeMessagesFinish(40);    // less than a message header
+  expectLargeMessagesFinish(24);    // less than a message header
   expectLargeMessagesFinish(1000);  // a quarter of a chunk
 }
 

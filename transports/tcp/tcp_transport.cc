@@ -85,8 +85,8 @@ Status connect(const TransportContext& ctx, const std::vector<int>& peers,
     links->push_back(
         std::make_unique<TcpLink>(peers[i], std::move(sockets[i]), ctx.socketPaceBytes));
   }
-  WEFT_INFO(kNet, "tcp: connected to %zu peers with %d sockets each", peers.size(),
-            ctx.nSocketsPerPeer);
+  WEFT_INFO(kNet, "tcp: connected to %zu peers with %d sockets each, sends paced to %zu bytes",
+            peers.size(), ctx.nSocketsPerPeer, ctx.socketPaceBytes);
   return okStatus();
 }
 
