@@ -7,7 +7,6 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,57 +64,6 @@ struct Rank {
   }
 };
 
-// Runs the executors in turn until all are done; false if a whole round moves nothing.
-bool runToEnd(const std::vector<Executor*>& executors) {
-  for (;;) {
-    bool all = true, any = false;
-    for (Executor* e : executors) {
-      if (e->done()) continue;
-      bool progressed = false;
-      EXPECT_TRUE(e->progress(&progressed).ok());
-      any = any || progressed;
-      all = all && e->done();
-    }
-    if (all) return true;
-    if (!any) return false;
-  }
-}
-
-// Two ranks send each other `bytes` at once over links with room for a quarter of it; returns the
-// larger of their leads.
-size_t exchangeLead(size_t bytes, size_t pace) {
-  const size_t incoming = sizeof(MessageHeader) + bytes;  // bytes is a multiple of the padding
-  auto [a, b] = makeLoopbackPair(64u << 10, pace);
-  CountingLink la(std::move(a), incoming), lb(std::move(b), incoming);
-  Channel ca(&la, 1, 0, 1), cb(&lb, 1, 1, 0);
-  Channel* channels0[2] = {nullptr, &ca};
-  Channel* channels1[2] = {&cb, nullptr};
-  Rank r[2];
-  for (int i = 0; i < 2; ++i) {
-    r[i].send.resize(bytes);
-    r[i].recv.assign(bytes, 0);
-    std::iota(r[i].send.begin(), r[i].send.end(), static_cast<char>(i * 7));
-  }
-  Executor e[2];
-  for (int i = 0; i < 2; ++i) {
-    Schedule s;
-    s.send(1 - i, {kSendBuf, 0}, bytes);
-    s.recv(1 - i, {kRecvBuf, 0}, bytes);
-    EXPECT_TRUE(e[i].start(s, r[i].views(), nullptr, i == 0 ? channels0 : channels1, 2).ok());
-  }
-  EXPECT_TRUE(runToEnd({&e[0], &e[1]}));
-  EXPECT_EQ(r[0].recv, r[1].send);
-  EXPECT_EQ(r[1].recv, r[0].send);
-  return std::max(la.maxLead(), lb.maxLead());
-}
-
-TEST(ExecutorPacing, SendsRunAtMostThePaceAheadOfAnArrivingReceive) {
-  const size_t bytes = 256u << 10, pace = 4096;
-  EXPECT_LE(exchangeLead(bytes, pace), pace);
-  // Unpaced, the same exchange runs further ahead: the bound above is pacing's doing.
-  EXPECT_GT(exchangeLead(bytes, 0), 4 * pace);
-}
-
 // One rank's calls with the other, made one after another: each call is its messages in
 // schedule order, (true, n) a send of n bytes and (false, n) a receive.
 using Call = std::vector<std::pair<bool, size_t>>;
@@ -127,13 +75,12 @@ class Caller {
     channels_[1 - rank] = channel;
   }
 
-  bool done() const { return next_ == calls_.size() && (!running_ || executor_.done()); }
+  bool done() const { return next_ == calls_.size() && !running_; }
   std::string describeWait() const { return running_ ? executor_.describeWait() : "nothing"; }
 
   // Moves the current call on, first starting the next one where the last is done.
   bool progress() {
-    if (!running_ || executor_.done()) {
-      if (running_) finishCall();
+    if (!running_) {
       if (next_ == calls_.size()) return false;
       startCall(calls_[next_++]);
     }
@@ -189,12 +136,12 @@ class Caller {
   Executor executor_;
 };
 
-// Runs both ranks' calls over a paced loopback pair until both are done, and checks that every
+// Runs both ranks' calls over the two ends of a link until both are done, and checks that every
 // message arrived whole; fails, naming what each waits for, if neither can move.
-void expectCallsFinish(const std::vector<Call>& calls0, const std::vector<Call>& calls1) {
-  auto [a, b] = makeLoopbackPair(16u << 10, 4096);
-  Channel ca(a.get(), 1, 0, 1), cb(b.get(), 1, 1, 0);
-  Caller zero(0, &ca, calls0), one(1, &cb, calls1);
+void expectCallsFinish(Link* end0, Link* end1, const std::vector<Call>& calls0,
+                       const std::vector<Call>& calls1) {
+  Channel c0(end0, 1, 0, 1), c1(end1, 1, 1, 0);
+  Caller zero(0, &c0, calls0), one(1, &c1, calls1);
   while (!zero.done() || !one.done()) {
     bool moved = zero.progress();
     moved = one.progress() || moved;
@@ -203,6 +150,30 @@ void expectCallsFinish(const std::vector<Call>& calls0, const std::vector<Call>&
   }
   EXPECT_TRUE(zero.received == one.sent);
   EXPECT_TRUE(one.received == zero.sent);
+}
+
+// The same over a loopback pair with room for 16K each way, paced at 4K.
+void expectCallsFinish(const std::vector<Call>& calls0, const std::vector<Call>& calls1) {
+  auto [a, b] = makeLoopbackPair(16u << 10, 4096);
+  expectCallsFinish(a.get(), b.get(), calls0, calls1);
+}
+
+// Two ranks send each other `bytes` at once over links with room for a quarter of it; returns the
+// larger of their leads.
+size_t exchangeLead(size_t bytes, size_t pace) {
+  const size_t incoming = sizeof(MessageHeader) + bytes;  // bytes is a multiple of the padding
+  auto [a, b] = makeLoopbackPair(64u << 10, pace);
+  CountingLink la(std::move(a), incoming), lb(std::move(b), incoming);
+  const Call both = {{true, bytes}, {false, bytes}};
+  expectCallsFinish(&la, &lb, {both}, {both});
+  return std::max(la.maxLead(), lb.maxLead());
+}
+
+TEST(ExecutorPacing, SendsRunAtMostThePaceAheadOfAnArrivingReceive) {
+  const size_t bytes = 256u << 10, pace = 4096;
+  EXPECT_LE(exchangeLead(bytes, pace), pace);
+  // Unpaced, the same exchange runs further ahead: the bound above is pacing's doing.
+  EXPECT_GT(exchangeLead(bytes, 0), 4 * pace);
 }
 
 // Rank 0 sends a large message and awaits a small answer in the same call; rank 1 receives the
