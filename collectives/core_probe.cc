@@ -23,7 +23,8 @@ void CoreProbe::begin(const DirectGroup& group, uint64_t sequence) {
   }
 }
 
-bool CoreProbe::poll() {
+bool CoreProbe::poll(bool* wrote) {
+  *wrote = false;
   // A peer that runs answers within a microsecond or so; one that does not leaves the waiting
   // to the caller's loop, which yields. No pause between loads: it would be timed too.
   constexpr int kSpins = 4000;
@@ -40,6 +41,7 @@ bool CoreProbe::poll() {
     if (leads_ && round_ == kRounds) return true;
     ++round_;
     mine_->store(valueOf(round_), std::memory_order_release);
+    *wrote = true;
     roundStarted_ = leads_ ? Clock::now() : now;
     if (!leads_ && round_ == kRounds) return true;
   }

@@ -42,7 +42,9 @@ class CoreProbe {
   // Probes between the two ranks of `group` for operation `sequence`.
   void begin(const DirectGroup& group, uint64_t sequence);
   // Moves the ping-pong on as far as it goes without waiting long; true once it is done.
-  bool poll();
+  // *wrote: whether this rank wrote a value the peer waits for, so the caller rings the peer,
+  // which may sleep if it shares this rank's core.
+  bool poll(bool* wrote);
   // Once done: the shortest round trip, and whether it says the cores are far apart.
   double nanos() const { return nanos_; }
   bool far() const { return nanos_ >= kFarNanos; }

@@ -496,6 +496,7 @@ void StagedOp::beginStaged() {
     return;
   }
   probe_.begin(*group_, sequence_);
+  group_->ringPeers();  // the first rank has written the first round
   state_ = State::kProbing;
 }
 
@@ -558,7 +559,10 @@ Status StagedOp::progress(bool* progressed) {
     bool posted = false;
     WEFT_RETURN_IF_ERROR(checkPeersPosted(&posted));
     if (!posted) return okStatus();
-    if (!probe_.poll()) {
+    bool wrote = false;
+    const bool probed = probe_.poll(&wrote);
+    if (wrote) group_->ringPeers();
+    if (!probed) {
       waitingFor_ = 1 - group_->rank();
       waitingWhat_ = "answer the probe of the cores' distance";
       return okStatus();

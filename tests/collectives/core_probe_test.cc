@@ -16,7 +16,8 @@ namespace {
 
 // Polls until the probe is done, yielding between polls as the progress loop would.
 void finish(CoreProbe* probe) {
-  while (!probe->poll())
+  bool wrote = false;
+  while (!probe->poll(&wrote))
     std::this_thread::yield();
 }
 
@@ -55,8 +56,11 @@ TEST(CoreProbe, APeerThatComesLateIsNotFar) {
   test::StagedRanks ranks(2, 64 << 10);
   CoreProbe leader, follower;
   leader.begin(*ranks.groups[0], 7);
-  for (int i = 0; i < 10; ++i)
-    EXPECT_FALSE(leader.poll());
+  bool wrote = true;
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_FALSE(leader.poll(&wrote));
+    EXPECT_FALSE(wrote);  // nothing new for the peer until it answers
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::thread other([&] {
     follower.begin(*ranks.groups[1], 7);

@@ -6,7 +6,9 @@
 // the others' buffers through /proc/self/fd, as a peer process would).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -328,6 +330,16 @@ TEST(StagedSequence, MixedKindsWithEitherCopyStores) {
   }
 }
 
+// Runs rank 1 on a second thread and rank 0 on this one; each says what went wrong, if anything.
+void runTwoRanksOnThreads(const std::function<void(int, std::string*)>& run) {
+  std::string failures[2];
+  std::thread other(run, 1, &failures[1]);
+  run(0, &failures[0]);
+  other.join();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
+}
+
 // Two ranks on two threads, as two processes would run them: each 2-rank call of 256K and up
 // first times the round trip between the threads' cores, and stages with the stores that
 // says (either, as the threads land); every call's output is exact. Also where one rank was
@@ -345,8 +357,7 @@ TEST_P(StagedThreads, TwoRankCallsProbeAndStayExact) {
   std::vector<Buf> in(n), out(n, Buf(count * n, 0));
   for (int r = 0; r < n; ++r)
     in[r] = inputs(r, count * n);
-  std::vector<std::string> failures(n);
-  auto run = [&](int r) {
+  auto run = [&](int r, std::string* failure) {
     for (int call = 0; call < 40; ++call) {
       const CollKind kind = kinds[call % 4];
       std::fill(out[r].begin(), out[r].end(), -1);
@@ -355,7 +366,7 @@ TEST_P(StagedThreads, TwoRankCallsProbeAndStayExact) {
       while (!ranks.ops[r].done()) {
         Status s = ranks.ops[r].progress(&progressed);
         if (!s.ok()) {
-          failures[r] = s.message();
+          *failure = s.message();
           return;
         }
         if (!progressed) std::this_thread::yield();
@@ -373,22 +384,71 @@ TEST_P(StagedThreads, TwoRankCallsProbeAndStayExact) {
         else
           want = input(static_cast<int>(i / count), r * count + i % count);
         if (out[r][i] != want) {
-          failures[r] = std::string(collName(kind)) + ", call " + std::to_string(call) +
-                        ", element " + std::to_string(i);
+          *failure = std::string(collName(kind)) + ", call " + std::to_string(call) + ", element " +
+                     std::to_string(i);
           return;
         }
       }
     }
   };
-  std::thread other(run, 1);
-  run(0);
-  other.join();
-  EXPECT_EQ(failures[0], "");
-  EXPECT_EQ(failures[1], "");
+  runTwoRanksOnThreads(run);
 }
 INSTANTIATE_TEST_SUITE_P(RankOneStores, StagedThreads,
                          ::testing::Values(TimedChoice::Mode::kAuto, TimedChoice::Mode::kFirst,
                                            TimedChoice::Mode::kSecond));
+
+// Two ranks on two threads that, once a pass moves nothing, sleep on their doorbells as the
+// runner does when ranks share a core: every write a peer waits for must ring it, the probe's
+// rounds included (they did not, and a 2-rank call of 256K and up then slept through each round
+// until the doorbell's timeout: 1-5 ms a call with both ranks on one CPU). A wait that needs
+// its timeout fails the test.
+TEST(StagedThreads, RanksThatSleepUntilRungFinishEveryCall) {
+  const int n = 2;
+  const size_t count = 70001;  // int32: 273K per rank, so each call probes first
+  Ranks ranks(n, size_t{256} << 10);
+  Doorbell bells[n];
+  for (int r = 0; r < n; ++r)
+    ranks.areas[r].doorbell = &bells[r];
+  ReduceFn sum = reduceFunction(weftInt32, weftSum);
+  std::vector<Buf> in(n), out(n, Buf(count * n, 0));
+  for (int r = 0; r < n; ++r)
+    in[r] = inputs(r, count * n);
+  constexpr auto kTimeout = std::chrono::seconds(2);
+  auto run = [&](int r, std::string* failure) {
+    for (int call = 0; call < 10 && failure->empty(); ++call) {
+      ranks.start(r, CollKind::kAllGather, count, 0, in[r].data(), out[r].data(), sum);
+      // Passes while anything moves; then arm, look once more, and sleep until rung.
+      bool progressed = true;
+      uint32_t armed = 0;
+      while (!ranks.ops[r].done()) {
+        const bool wasIdle = !progressed;
+        if (wasIdle) armed = bells[r].arm();
+        Status s = ranks.ops[r].progress(&progressed);
+        if (!s.ok()) {
+          *failure = s.message();
+          return;
+        }
+        if (!wasIdle) continue;
+        const auto slept = std::chrono::steady_clock::now();
+        if (!progressed && !ranks.ops[r].done()) bells[r].wait(armed, 2'000'000);
+        bells[r].disarm();
+        progressed = false;
+        if (std::chrono::steady_clock::now() - slept >= kTimeout) {
+          *failure = "call " + std::to_string(call) + ": " + ranks.ops[r].describeWait() +
+                     ", and nobody rang";
+          return;
+        }
+      }
+      for (size_t i = 0; i < count * n; ++i) {
+        if (out[r][i] != input(static_cast<int>(i / count), i % count)) {
+          *failure = "call " + std::to_string(call) + ", element " + std::to_string(i);
+          return;
+        }
+      }
+    }
+  };
+  runTwoRanksOnThreads(run);
+}
 
 // One rank whose buffers are on the heap makes every rank stage, whichever posts first; the
 // others wait to see its post before they choose.
