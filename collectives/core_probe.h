@@ -13,6 +13,8 @@
 //
 // The two ranks bump a counter each in turn (SlotControl::probe, one per slot parity, as two
 // operations may overlap): the first rank writes round j's value and the second echoes it.
+// After the last round the first rank writes its verdict, near or far, and the second takes it
+// as its own: both then choose alike where the choice changes how they share the work.
 // The first round only finds both ranks there, so a rank late to the call does not look far;
 // of the others each rank keeps the shortest, as an interrupt or a burst of memory traffic
 // lengthens one round but says nothing of where the cores sit (with the mean of 4, large
@@ -24,6 +26,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 namespace weft {
 
@@ -38,6 +41,11 @@ class CoreProbe {
   // cores were near, 461-580 while weft-membw's round trip was 334 ns. (This one counts the
   // loop around each line transfer too.)
   static constexpr double kFarNanos = 280;
+  // What probe `sequence` writes, from sequence * kValuesPerProbe on: its rounds 1..kRounds, then
+  // the first rank's verdict.
+  static constexpr int kNearVerdict = kRounds + 1;
+  static constexpr int kFarVerdict = kRounds + 2;
+  static constexpr uint64_t kValuesPerProbe = kFarVerdict;
 
   // Probes between the two ranks of `group` for operation `sequence`.
   void begin(const DirectGroup& group, uint64_t sequence);
@@ -45,9 +53,10 @@ class CoreProbe {
   // *wrote: whether this rank wrote a value the peer waits for, so the caller rings the peer,
   // which may sleep if it shares this rank's core.
   bool poll(bool* wrote);
-  // Once done: the shortest round trip, and whether it says the cores are far apart.
+  // Once done: this rank's shortest round trip, and whether the cores are far apart as the first
+  // rank's shortest says (the same on both ranks).
   double nanos() const { return nanos_; }
-  bool far() const { return nanos_ >= kFarNanos; }
+  bool far() const { return far_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -60,6 +69,8 @@ class CoreProbe {
   int round_ = 0;                   // the last round this rank has written
   Clock::time_point roundStarted_;  // when this rank's side of the current round began
   double nanos_ = 0;
+  bool far_ = false;
+  std::optional<bool> verdict_;  // DirectGroup::probeVerdict
 };
 
 }  // namespace weft

@@ -92,6 +92,10 @@ class DirectGroup {
   // 2-rank calls too small to probe. Empty before any.
   std::optional<bool> coresFar() const { return coresFar_; }
   void noteCoresFar(bool far) { coresFar_ = far; }
+  // Fixes the verdict this rank's probes give when it leads them (rank 0), whatever they time, so
+  // that tests can run either way of sharing the work that follows it; empty: as timed.
+  std::optional<bool> probeVerdict() const { return probeVerdict_; }
+  void setProbeVerdict(std::optional<bool> far) { probeVerdict_ = far; }
 
  private:
   int rank_;
@@ -107,6 +111,7 @@ class DirectGroup {
   std::array<TimedChoice, kNumCollKinds> singleCopyChoices_;  // by kind
   TimedChoice::Mode stagingStoresMode_ = TimedChoice::Mode::kAuto;
   std::optional<bool> coresFar_;
+  std::optional<bool> probeVerdict_;
 };
 
 // What direct and staged operations share: the call, its place in the group's sequence, and

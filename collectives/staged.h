@@ -78,11 +78,20 @@ class StagedOp : public GroupOp {
              bool singleCopyBand = false);
 
   // Whether this call's drain copies its output out with non-temporal stores. (streamOut_ stays
-  // set for 2-rank reductions, which drain nothing: a call that goes mapped streams.)
+  // set for 2-rank reductions, which drain nothing: a call that goes mapped streams. A 2-rank
+  // all-reduce that combines by halves after its probe streams too, unlike what this says at
+  // its start; the probe's trace says so.)
   bool streamsOutput() const { return streamOut_ && combining_ == Combining::kBySlices; }
   // Whether this call went mapped or single copy instead (known once every rank has posted).
   bool wentMapped() const { return mapped_; }
   bool wentSingleCopy() const { return singleCopied_; }
+  // From this size per rank, 2-rank all-reduces combine by halves while the cores are near.
+  static constexpr size_t kHalvesMinBytes = size_t{8} << 20;
+  // Whether this 2-rank all-reduce combines by halves (chooseCombiningByHalves).
+  bool combinesByHalves() const {
+    return combining_ == Combining::kBySlices && args_.kind == CollKind::kAllReduce &&
+           group_->nranks() == 2;
+  }
 
   Status progress(bool* progressed) override;
   bool done() const override { return state_ == State::kDone; }
@@ -101,9 +110,11 @@ class StagedOp : public GroupOp {
   bool perBlock() const;
   // How ranks share the combining of a chunk: each its own sub-slice, into its staging area for
   // the others to drain; the root all of it, into its output (2-rank reduce); or every rank all
-  // of it, into its own output (2-rank all-reduce: each stages its whole chunk and drains nothing).
+  // of it, into its own output (2-rank all-reduce: each stages its whole chunk and drains nothing;
+  // by slices, halves, where chooseCombiningByHalves says).
   enum class Combining { kBySlices, kRootWhole, kEveryWhole };
   static Combining combiningFor(const CollArgs& args, int nranks);
+  void chooseCombiningByHalves();
   bool combines() const;
   bool combinesIntoOutput() const;
   std::pair<size_t, size_t> combineSlice(size_t count, int r) const;

@@ -1,6 +1,6 @@
 // CoreProbe between two threads on heap-allocated flags: many probes in a row, alternating slot
-// parity as operations do, each finishing on both sides with a time; and a peer that comes
-// late to the probe does not make it say far.
+// parity as operations do, each finishing on both sides with a time and one verdict; and a peer
+// that comes late to the probe does not make it say far.
 #include "collectives/core_probe.h"
 
 #include <gtest/gtest.h>
@@ -21,16 +21,18 @@ void finish(CoreProbe* probe) {
     std::this_thread::yield();
 }
 
-TEST(CoreProbe, TwoThreadsFinishEveryProbeOfManyInARow) {
+TEST(CoreProbe, TwoThreadsFinishEveryProbeOfManyInARowAndAgree) {
   test::StagedRanks ranks(2, 64 << 10);
   constexpr uint64_t kProbes = 300;
   std::vector<std::vector<double>> nanos(2);
+  std::vector<std::vector<bool>> far(2);
   auto run = [&](int r) {
     CoreProbe probe;
     for (uint64_t sequence = 1; sequence <= kProbes; ++sequence) {
       probe.begin(*ranks.groups[r], sequence);
       finish(&probe);
       nanos[r].push_back(probe.nanos());
+      far[r].push_back(probe.far());
     }
   };
   std::thread other(run, 1);
@@ -41,12 +43,18 @@ TEST(CoreProbe, TwoThreadsFinishEveryProbeOfManyInARow) {
     for (double ns : nanos[r])
       EXPECT_GT(ns, 0) << "rank " << r;
   }
-  // Each rank's counters end at the last round of the last probe of their parity.
-  for (int r = 0; r < 2; ++r) {
-    EXPECT_EQ(ranks.controls[r]->probe[kProbes % 2].value.load(),
-              kProbes * CoreProbe::kRounds + CoreProbe::kRounds);
-    EXPECT_EQ(ranks.controls[r]->probe[(kProbes - 1) % 2].value.load(),
-              (kProbes - 1) * CoreProbe::kRounds + CoreProbe::kRounds);
+  // Both take the first rank's verdict, which its own time gave.
+  for (size_t i = 0; i < kProbes; ++i) {
+    EXPECT_EQ(far[0][i], far[1][i]) << "probe " << i + 1;
+    EXPECT_EQ(far[0][i], nanos[0][i] >= CoreProbe::kFarNanos) << "probe " << i + 1;
+  }
+  // Each parity's counters end at the last probe of that parity: the second rank's at its last
+  // echo, the first rank's at its verdict.
+  for (uint64_t sequence : {kProbes, kProbes - 1}) {
+    const uint64_t base = sequence * CoreProbe::kValuesPerProbe;
+    const int verdict = far[0][sequence - 1] ? CoreProbe::kFarVerdict : CoreProbe::kNearVerdict;
+    EXPECT_EQ(ranks.controls[0]->probe[sequence % 2].value.load(), base + verdict);
+    EXPECT_EQ(ranks.controls[1]->probe[sequence % 2].value.load(), base + CoreProbe::kRounds);
   }
 }
 

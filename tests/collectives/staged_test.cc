@@ -110,6 +110,36 @@ TEST_P(Staged, AllReduce) {
   }
 }
 
+// 2-rank all-reduces large enough to combine by halves where the first rank's probe says the
+// cores are near, and whole where it says far, whatever the second rank timed (here, two ranks
+// in one thread answer each other late: far): every element exact either way, in place or not.
+TEST(StagedHalves, TwoRankAllReducesFollowTheFirstRanksVerdict) {
+  const int n = 2;
+  const size_t count = StagedOp::kHalvesMinBytes / sizeof(int32_t) + 12345;
+  ReduceFn sum = reduceFunction(weftInt32, weftSum);
+  for (bool far : {false, true}) {
+    for (bool inPlace : {false, true}) {
+      Ranks ranks(n, size_t{256} << 10);
+      ranks.groups[0]->setProbeVerdict(far);
+      ranks.groups[1]->setProbeVerdict(!far);  // not the first rank: no say
+      std::vector<Buf> in(n), out(n, Buf(count, -7));
+      for (int r = 0; r < n; ++r) {
+        in[r] = inputs(r, count);
+        ranks.start(r, CollKind::kAllReduce, count, 0, in[r].data(),
+                    inPlace ? in[r].data() : out[r].data(), sum);
+      }
+      ASSERT_TRUE(ranks.finish().ok());
+      for (int r = 0; r < n; ++r) {
+        EXPECT_EQ(ranks.ops[r].combinesByHalves(), !far) << "rank " << r;
+        const Buf& got = inPlace ? in[r] : out[r];
+        for (size_t i = 0; i < count; ++i)
+          ASSERT_EQ(got[i], sumAt(n, i))
+              << "far " << far << ", in place " << inPlace << ", rank " << r << ", element " << i;
+      }
+    }
+  }
+}
+
 TEST_P(Staged, Reduce) {
   const auto [n, count, inPlace, staging, mapped] = GetParam();
   for (int root : {0, n - 1}) {
