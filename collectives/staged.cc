@@ -194,12 +194,13 @@ StagedOp::Combining StagedOp::combiningFor(const CollArgs& args, int nranks) {
 }
 
 // A 2-rank all-reduce of kHalvesMinBytes and up whose probe found the cores sharing a cache
-// combines by halves after all, as larger ones no longer fit in that cache and halves move a
-// fifth fewer bytes (a chunk staged and drained, its half read twice and the sums written twice,
-// against staged, read three times and written once). Measured on the 2-vCPU VM, 5 calls a size,
-// cores near: 8M-256M 1.1-1.6x faster by halves (64M 7.6-9.4 ms against 10.0-13.3); 1M-4M
-// about even; cores far apart, every size 2-2.5x slower, as each rank then reads the sums its
-// peer wrote out of the peer's cache. Both ranks take the verdict of the same probe.
+// combines by halves after all: such calls no longer fit in that cache, and by halves each rank
+// reads 2.5 and writes 2 bytes per byte of its input, its output past the cache (stage the
+// peer's half, sum its own into its staging area, copy both halves' sums out), where whole it
+// reads 3 and writes 2, all through the cache. Measured on the 2-vCPU VM, 5 calls a size, cores
+// near: 8M-256M 1.1-1.5x faster by halves (64M 8.0-8.2 ms against 12.1-12.3); 1M-4M about
+// even; cores far apart, every size 2-2.5x slower, as each rank then reads the sums its peer
+// wrote out of the peer's cache. Both ranks take the verdict of the same probe.
 void StagedOp::chooseCombiningByHalves() {
   const size_t bytes = args_.count * elemSize_;
   if (args_.kind == CollKind::kAllReduce && combining_ == Combining::kEveryWhole && !probe_.far() &&
@@ -588,7 +589,7 @@ Status StagedOp::progress(bool* progressed) {
     WEFT_TRACE(kColl, "staged %s #%llu: a round trip to the peer's core took %.0f ns: %s stores%s",
                collName(args_.kind), static_cast<unsigned long long>(sequence_), probe_.nanos(),
                streamStage_ ? "non-temporal" : "ordinary",
-               combining_ == Combining::kBySlices ? ", combined by halves" : "");
+               combinesByHalves() ? ", combined by halves" : "");
     state_ = State::kRunning;
     *progressed = true;
   }

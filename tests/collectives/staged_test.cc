@@ -360,6 +360,18 @@ TEST(StagedSequence, MixedKindsWithEitherCopyStores) {
   }
 }
 
+// Progresses one rank's operation on this thread until it is done, yielding while nothing moves;
+// what went wrong, if anything.
+std::string runToDone(StagedOp& op) {
+  bool progressed = false;
+  while (!op.done()) {
+    Status s = op.progress(&progressed);
+    if (!s.ok()) return s.message();
+    if (!progressed) std::this_thread::yield();
+  }
+  return "";
+}
+
 // Runs rank 1 on a second thread and rank 0 on this one; each says what went wrong, if anything.
 void runTwoRanksOnThreads(const std::function<void(int, std::string*)>& run) {
   std::string failures[2];
@@ -392,15 +404,8 @@ TEST_P(StagedThreads, TwoRankCallsProbeAndStayExact) {
       const CollKind kind = kinds[call % 4];
       std::fill(out[r].begin(), out[r].end(), -1);
       ranks.start(r, kind, count, call % 2, in[r].data(), out[r].data(), sum);
-      bool progressed = false;
-      while (!ranks.ops[r].done()) {
-        Status s = ranks.ops[r].progress(&progressed);
-        if (!s.ok()) {
-          *failure = s.message();
-          return;
-        }
-        if (!progressed) std::this_thread::yield();
-      }
+      *failure = runToDone(ranks.ops[r]);
+      if (!failure->empty()) return;
       const bool one = kind == CollKind::kBroadcast || kind == CollKind::kAllReduce;
       const size_t size = one ? count : count * n;
       for (size_t i = 0; i < size; ++i) {
@@ -471,6 +476,42 @@ TEST(StagedThreads, RanksThatSleepUntilRungFinishEveryCall) {
       }
       for (size_t i = 0; i < count * n; ++i) {
         if (out[r][i] != input(static_cast<int>(i / count), i % count)) {
+          *failure = "call " + std::to_string(call) + ", element " + std::to_string(i);
+          return;
+        }
+      }
+    }
+  };
+  runTwoRanksOnThreads(run);
+}
+
+// The same on two threads, calls switching between halves and whole chunks as the first rank's
+// verdict alternates, in place and not, through the same staging areas: each call exact.
+TEST(StagedThreads, TwoRankAllReducesSwitchBetweenHalvesAndWhole) {
+  const int n = 2;
+  const size_t count = StagedOp::kHalvesMinBytes / sizeof(int32_t) + 4321;
+  Ranks ranks(n, size_t{256} << 10);
+  ReduceFn sum = reduceFunction(weftInt32, weftSum);
+  std::vector<Buf> in(n, Buf(count)), out(n, Buf(count));
+  auto run = [&](int r, std::string* failure) {
+    for (int call = 0; call < 6; ++call) {
+      const bool far = call % 3 == 1;
+      const bool inPlace = call % 2 == 1;
+      if (r == 0) ranks.groups[0]->setProbeVerdict(far);
+      in[r] = inputs(r, count, static_cast<size_t>(call));
+      std::fill(out[r].begin(), out[r].end(), -7);
+      int32_t* result = inPlace ? in[r].data() : out[r].data();
+      ranks.start(r, CollKind::kAllReduce, count, 0, in[r].data(), result, sum);
+      *failure = runToDone(ranks.ops[r]);
+      if (!failure->empty()) return;
+      if (ranks.ops[r].combinesByHalves() == far) {
+        *failure = "call " + std::to_string(call) + ": halves " +
+                   std::to_string(ranks.ops[r].combinesByHalves()) + " where far " +
+                   std::to_string(far);
+        return;
+      }
+      for (size_t i = 0; i < count; ++i) {
+        if (result[i] != sumAt(n, i + static_cast<size_t>(call))) {
           *failure = "call " + std::to_string(call) + ", element " + std::to_string(i);
           return;
         }
