@@ -51,7 +51,8 @@ class CoreProbe {
   void begin(const DirectGroup& group, uint64_t sequence);
   // Moves the ping-pong on as far as it goes without waiting long; true once it is done.
   // *wrote: whether this rank wrote a value the peer waits for, so the caller rings the peer,
-  // which may sleep if it shares this rank's core.
+  // which may sleep if it shares this rank's core. The caller rings once the loop is over, so
+  // that a ring's fence never lands inside a timed round trip.
   bool poll(bool* wrote);
   // Once done: this rank's shortest round trip, and whether the cores are far apart as the first
   // rank's shortest says (the same on both ranks).

@@ -202,9 +202,9 @@ StagedOp::Combining StagedOp::combiningFor(const CollArgs& args, int nranks) {
 // even; cores far apart, every size 2-2.5x slower, as each rank then reads the sums its peer
 // wrote out of the peer's cache. Both ranks take the verdict of the same probe.
 void StagedOp::chooseCombiningByHalves() {
-  const size_t bytes = args_.count * elemSize_;
-  if (args_.kind == CollKind::kAllReduce && combining_ == Combining::kEveryWhole && !probe_.far() &&
-      bytes >= kHalvesMinBytes) {
+  // kEveryWhole: a 2-rank all-reduce (combiningFor).
+  if (combining_ == Combining::kEveryWhole && !probe_.far() &&
+      args_.count * elemSize_ >= kHalvesMinBytes) {
     combining_ = Combining::kBySlices;
   }
 }
