@@ -33,6 +33,8 @@
 //   rtt NANOSECONDS   (0: fewer than 2 CPUs allowed, or no pinning, or no meeting in time)
 //   bw SIZE THREADS COPY_GBps REDUCE_GBps
 //   bound COLLECTIVE RANKS SIZE TIME_us BUSBW_GBps
+// With --watch MS, only this, about every MS ms until killed (steady_clock at the trials' end):
+//   watch MONOTONIC_NS RTT_NS
 #include <pthread.h>
 #include <sched.h>
 
@@ -209,33 +211,57 @@ bool pinTo(pthread_t thread, int cpu) {
   return pthread_setaffinity_np(thread, sizeof(one), &one) == 0;
 }
 
-// The round trip of the counter's cache line between two threads pinned to two CPUs: the median
-// over kTrials, in ns; 0 with fewer than 2 CPUs, or when the trials ran out of time.
-double roundTripNs() {
+// The round trip of the counter's cache line between two threads pinned to two CPUs, in ns, for
+// each of `trials` trials of `roundTrips` trips; none with fewer than 2 CPUs, or when the trials
+// ran out of time.
+std::vector<double> roundTripTrials(uint64_t roundTrips, size_t trials) {
   const std::vector<int> cpus = twoAllowedCpus();
-  if (cpus.size() < 2) return 0;
-  constexpr uint64_t kRoundTrips = 20000;
-  constexpr uint64_t kTurns = 2 * kRoundTrips * kTrials;
+  if (cpus.size() < 2) return {};
+  const uint64_t turns = 2 * roundTrips * trials;
   alignas(64) std::atomic<uint64_t> ball{0};
   std::atomic<bool> late{false};
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   std::vector<double> ns;
-  ns.reserve(kTrials);  // nothing below throws while the other thread runs
+  ns.reserve(trials);  // nothing below throws while the other thread runs
   cpu_set_t before;
   const bool restore = pthread_getaffinity_np(pthread_self(), sizeof(before), &before) == 0;
-  std::thread other([&] { (void)takeTurns(ball, 1, kTurns, late, deadline); });
+  std::thread other([&] { (void)takeTurns(ball, 1, turns, late, deadline); });
   const bool pinned = pinTo(other.native_handle(), cpus[1]) && pinTo(pthread_self(), cpus[0]);
-  for (uint64_t trial = 0; pinned && trial < kTrials; ++trial) {
+  for (uint64_t trial = 0; pinned && trial < trials; ++trial) {
     auto t0 = std::chrono::steady_clock::now();
-    const uint64_t first = 2 * kRoundTrips * trial;
-    if (!takeTurns(ball, first, first + 2 * kRoundTrips, late, deadline)) break;
+    const uint64_t first = 2 * roundTrips * trial;
+    if (!takeTurns(ball, first, first + 2 * roundTrips, late, deadline)) break;
     std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - t0;
-    ns.push_back(took.count() / kRoundTrips);
+    ns.push_back(took.count() / static_cast<double>(roundTrips));
   }
   late.store(true);  // frees the other thread if this one gave up
   other.join();
   if (restore) pthread_setaffinity_np(pthread_self(), sizeof(before), &before);
-  return ns.size() < kTrials ? 0 : median(std::move(ns));
+  if (ns.size() < trials) ns.clear();
+  return ns;
+}
+
+// The median over kTrials of 20000 round trips; 0 where they could not be measured.
+double roundTripNs() {
+  std::vector<double> ns = roundTripTrials(20000, kTrials);
+  return ns.empty() ? 0 : median(std::move(ns));
+}
+
+// --watch: short round trips, then a pause of `periodMs`, until killed, for perf/compare to see
+// when the cores' distance changes during a run. The fastest of three short trials, since a busy
+// machine can only delay a trial (a thread not yet scheduled), never speed one up.
+int watchRoundTrips(int periodMs) {
+  std::printf("# watch MONOTONIC_NS RTT_NS  (0: not measured)\n");
+  for (;;) {
+    std::vector<double> ns = roundTripTrials(200, 3);
+    double fastest = ns.empty() ? 0 : *std::min_element(ns.begin(), ns.end());
+    auto now = std::chrono::steady_clock::now().time_since_epoch();
+    std::printf("watch %lld %.0f\n", static_cast<long long>(std::chrono::nanoseconds(now).count()),
+                fastest);
+    // A reader that has gone usually ends us by SIGPIPE first.
+    if (std::fflush(stdout) != 0) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(periodMs));
+  }
 }
 
 // Machine-wide bytes through a reduction and through a copy, as the header explains.
@@ -283,7 +309,12 @@ int run(int argc, char** argv) {
   app.add_option("--threads", threadsText, "Thread counts to probe (default 1,2)");
   app.add_option("--ranks", ranksText, "Rank counts to print bounds for, e.g. 2,4");
   app.add_option("--colls", collsText, "Collectives to print bounds for (default all six)");
+  int watchMs = 0;
+  app.add_option("--watch", watchMs,
+                 "Only print the round trip every this many ms, until killed (perf/compare)")
+      ->check(CLI::Range(1, 60000));
   CLI11_PARSE(app, argc, argv);
+  if (watchMs > 0) return watchRoundTrips(watchMs);
 
   weft::perf::Options sizes;
   auto lo = weft::perf::parseSize(minText), hi = weft::perf::parseSize(maxText);
