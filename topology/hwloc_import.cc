@@ -379,6 +379,15 @@ class Importer {
           if (v == 0 || a < 0 || b < 0 || a == b) continue;
           if (sys_->nodes[a].kind != NodeKind::kGpu) std::swap(a, b);
           if (sys_->nodes[a].kind != NodeKind::kGpu) continue;
+          // NVLinks join a GPU to GPUs, NVSwitches and CPUs only (all that NCCL's XML can say).
+          const NodeKind peer = sys_->nodes[b].kind;
+          if (peer != NodeKind::kGpu && peer != NodeKind::kCpu && peer != NodeKind::kNvSwitch) {
+            sys_->notes.push_back(strprintf(
+                "hwloc's NVLinkBandwidth links the GPU at %s to the device at %s, which is no GPU, "
+                "CPU or NVSwitch; ignored",
+                sys_->nodes[a].pci.busId.c_str(), sys_->nodes[b].pci.busId.c_str()));
+            continue;
+          }
           // A GPU's NVLinks to a CPU reach its own CPU (as NCCL's XML has them): a matrix that
           // links it to another one names the wrong objects.
           if (sys_->nodes[b].kind == NodeKind::kCpu && sys_->cpuOf(a) != b) {

@@ -453,6 +453,33 @@ TEST(Hwloc, NvlinkToAnotherGpusCpuIsNotedAndDropped) {
   EXPECT_EQ(canonicalForm(back), canonicalForm(s));
 }
 
+// hwloc2_gpu_ib.xml's NVLinkBandwidth joins cuda0 (OSDev:14) and cuda1 (OSDev:28). Naming the
+// NIC's mlx5_0 (OSDev:18) instead links GPU1 to a NIC, which no NVLink reaches and NCCL's XML
+// cannot say: the link is noted and dropped, so the export reads back to the same graph (the
+// fuzzer found it).
+TEST(Hwloc, NvlinkToANicIsNotedAndDropped) {
+  if (!hwlocAvailable()) GTEST_SKIP() << "built without hwloc";
+  std::string text = test::readFile(test::corpusPath("hwloc2_gpu_ib.xml"));
+  System s;
+  ASSERT_TRUE(parseHwlocXml(text, "gpu_ib.xml", &s).ok());
+  EXPECT_GT(nvlinkCount(s, test::find(s, "GPU0"), test::find(s, "GPU1")), 0);
+  const std::string row = "OSDev:14 OSDev:28";
+  ASSERT_NE(text.find(row), std::string::npos);
+  text.replace(text.find(row), row.size(), "OSDev:18 OSDev:28");
+  Status st = parseHwlocXml(text, "gpu_ib.xml", &s);
+  ASSERT_TRUE(st.ok()) << st.message();
+  for (const Link& link : s.links)
+    EXPECT_NE(link.kind, LinkKind::kNvlink) << s.nodes[link.a].name << " " << s.nodes[link.b].name;
+  EXPECT_TRUE(std::any_of(s.notes.begin(), s.notes.end(), [](const std::string& n) {
+    return n.find(
+               "links the GPU at 0000:81:00.0 to the device at 0000:03:00.0, which is no GPU, "
+               "CPU or NVSwitch; ignored") != std::string::npos;
+  })) << ::testing::PrintToString(s.notes);
+  System back;
+  ASSERT_TRUE(parseNcclXml(writeNcclXml(s), "export", &back).ok());
+  EXPECT_EQ(canonicalForm(back), canonicalForm(s));
+}
+
 TEST(Hwloc, LoaderErrorsNameTheFile) {
   System s;
   // Well-formed for Weft's own checks, but an object type hwloc does not know.
