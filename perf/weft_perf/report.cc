@@ -55,6 +55,9 @@ std::string formatTime(double seconds) {
   double us = seconds * 1e6;
   if (us >= 10000.0) return format("%7.0f", us);
   if (us >= 100.0) return format("%7.1f", us);
+  // Below 1 us, 0.01 us is 1-5% of a call: a tie with a baseline printed to 0.001 could read as
+  // a loss or a win.
+  if (us < 1.0) return format("%7.3f", us);
   return format("%7.2f", us);
 }
 

@@ -718,6 +718,8 @@ TEST(WeftPerfReport, Rows) {
   EXPECT_EQ(rowResult(0.0123, Bandwidth{12.5, 18.75}, std::nullopt),
             "    12300   12.50   18.75    N/A");
   EXPECT_EQ(rowNotRun(), "      N/A     N/A     N/A    N/A");
+  EXPECT_EQ(formatTime(0.1934e-6), "  0.193");
+  EXPECT_EQ(formatTime(1.5e-6), "   1.50");
   EXPECT_EQ(formatTime(99.994e-6), "  99.99");
   EXPECT_EQ(formatTime(100e-6), "  100.0");
   EXPECT_EQ(formatTime(10e-3), "  10000");
