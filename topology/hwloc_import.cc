@@ -390,14 +390,14 @@ class Importer {
           }
           // A GPU's NVLinks to a CPU reach its own CPU (as NCCL's XML has them): a matrix that
           // links it to another one names the wrong objects.
-          if (sys_->nodes[b].kind == NodeKind::kCpu && sys_->cpuOf(a) != b) {
+          if (peer == NodeKind::kCpu && sys_->cpuOf(a) != b) {
             sys_->notes.push_back(strprintf(
                 "hwloc's NVLinkBandwidth links the GPU at %s to %s, which is not its CPU; ignored",
                 sys_->nodes[a].pci.busId.c_str(), sys_->nodes[b].name.c_str()));
             continue;
           }
           int sm = sys_->nodes[a].gpu.sm;
-          if (sys_->nodes[b].kind == NodeKind::kGpu) sm = std::min(sm, sys_->nodes[b].gpu.sm);
+          if (peer == NodeKind::kGpu) sm = std::min(sm, sys_->nodes[b].gpu.sm);
           int gen = nvlinkGeneration(sm);
           int count =
               static_cast<int>(std::lround(static_cast<double>(v) / 1000.0 / nvlinkRawRate(gen)));
