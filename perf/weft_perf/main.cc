@@ -35,8 +35,9 @@ std::string gatherRankLines(weftComm_t comm, int rank, int nranks) {
 
 int benchmark(const weft::perf::Options& o, weftComm_t comm, int rank, int nranks) {
   if (o.root >= nranks) {
-    if (rank == 0)
-      std::fprintf(stderr, "weft-perf: root %d is not a rank (0..%d)\n", o.root, nranks - 1);
+    // Every rank says so: weft-run stops the others once the first exits, which may be before
+    // rank 0 has written anything.
+    std::fprintf(stderr, "weft-perf: root %d is not a rank (0..%d)\n", o.root, nranks - 1);
     return 2;
   }
   std::string ranks = gatherRankLines(comm, rank, nranks);
