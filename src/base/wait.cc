@@ -22,6 +22,30 @@ int Deadline::remainingMs(int cap) const {
   return static_cast<int>(std::clamp<int64_t>(left, 0, cap));
 }
 
+const char* idleWaitName(IdleWait how) {
+  switch (how) {
+    case IdleWait::kSpin:
+      return "spin";
+    case IdleWait::kYield:
+      return "yield";
+    case IdleWait::kBlock:
+      return "block";
+  }
+  return "?";
+}
+
+Backoff Backoff::forProgress(IdleWait how) {
+  switch (how) {
+    case IdleWait::kSpin:
+      return Backoff(4000, 64);
+    case IdleWait::kYield:
+      return Backoff(16, 4000);
+    case IdleWait::kBlock:
+      return Backoff(16, 4);
+  }
+  return Backoff();
+}
+
 void Backoff::pause() {
   if (rounds_ < spinRounds_) {
 #if defined(__x86_64__) || defined(__i386__)

@@ -26,17 +26,24 @@ class Deadline {
   Clock::time_point at_{};
 };
 
+// How a thread driving collectives spends its idle time before it blocks on its links.
+enum class IdleWait {
+  kSpin,   // every rank has a core and its peers share memory: spinning answers soonest
+  kYield,  // some peers are behind sockets, whose bytes the kernel moves on our CPUs
+  kBlock,  // ranks outnumber cores: spinning only delays the peer that holds ours
+};
+const char* idleWaitName(IdleWait how);
+
 class Backoff {
  public:
   Backoff() = default;
   Backoff(uint32_t spinRounds, uint32_t yieldRounds)
       : spinRounds_(spinRounds), yieldRounds_(yieldRounds) {}
-  // The idle waits of a thread driving collectives, which blocks on its links once sleeping():
-  // spinning helps when every rank has a core; when ranks outnumber cores it only delays the
-  // peer that holds ours.
-  static Backoff forProgress(bool oversubscribed) {
-    return oversubscribed ? Backoff(16, 4) : Backoff(4000, 64);
-  }
+  // The idle waits of a thread driving collectives, which blocks on its links once sleeping().
+  // kYield yields for long: a peer that shares our CPU gets it at once, while the CPU still
+  // looks busy, so the scheduler does not move the ranks onto one CPU as it does for ranks
+  // that block early.
+  static Backoff forProgress(IdleWait how);
 
   // One pause of a wait loop; each call waits a little longer than the one before.
   void pause();

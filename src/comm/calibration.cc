@@ -49,7 +49,7 @@ Status runRing(Communicator& comm, std::vector<char>& buffer, int rounds, double
   };
   Deadline deadline = Deadline::after(comm.config().timeoutMs);
   auto start = Clock::now();
-  Backoff idle = Backoff::forProgress(comm.oversubscribed());
+  Backoff idle = Backoff::forProgress(comm.idleWait());
   while (!executor.done() && failure.ok()) {
     if (step()) {
       idle.reset();

@@ -202,6 +202,7 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
     CPU_OR(&hostCpus, &hostCpus, &theirs);
   }
   oversubscribed_ = localRanks > static_cast<size_t>(CPU_COUNT(&hostCpus));
+  socketPeers_ = !tcpPeers.empty();
   if (manyHosts) {
     interHostModel_ = capByNics(interHostModel_, nicGBps);
     linkModel_ = capByNics(linkModel_, nicGBps);
@@ -217,8 +218,9 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
     (tcpPeers.empty() ? intraHostModel_ : interHostModel_) = measured;
     if (config_.transport == "tcp") intraHostModel_ = measured;
   }
-  WEFT_INFO(kInit, "%s ready: shm to %zu peers, tcp to %zu peers, host %s", describe().c_str(),
-            shmPeers.size(), tcpPeers.size(), ranks[rank_].hostname);
+  WEFT_INFO(kInit, "%s ready: shm to %zu peers, tcp to %zu peers, host %s; idle waits %s",
+            describe().c_str(), shmPeers.size(), tcpPeers.size(), ranks[rank_].hostname,
+            idleWaitName(idleWait()));
   return okStatus();
 }
 

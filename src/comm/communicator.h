@@ -53,6 +53,12 @@ class Communicator {
   // More ranks of this communicator on this host than CPUs they may run on together: waits
   // should yield the core early instead of spinning.
   bool oversubscribed() const { return oversubscribed_; }
+  // How idle waits pass the time (Backoff::forProgress). Over a veth with both ranks on one
+  // CPU, spinning cut a 64M send/recv to a third of yielding's bandwidth, and blocking early let
+  // the scheduler put unpinned ranks on one CPU now and then, halving theirs.
+  IdleWait idleWait() const {
+    return oversubscribed_ ? IdleWait::kBlock : socketPeers_ ? IdleWait::kYield : IdleWait::kSpin;
+  }
   // Staged outputs this large or larger are stored past the cache (StagedOp::start): lower
   // where ranks take turns on cores and lose their cached outputs between calls anyway.
   size_t streamBytes() const {
@@ -128,6 +134,7 @@ class Communicator {
   std::vector<int> ringOrder_;
   HostGroups hostGroups_;
   bool oversubscribed_ = false;
+  bool socketPeers_ = false;
   AlgoOverride algoOverride_;
   SingleCopyLimits singleCopyLimits_;
   std::vector<char> scratch_;

@@ -115,7 +115,7 @@ WaitState& threadWaitState() {
 class Runner {
  public:
   Runner(Active* active, size_t n) : active_(active, n) {
-    oversubscribed_ = n > 0 && active[0].work->comm->oversubscribed();
+    if (n > 0) idleWait_ = active[0].work->comm->idleWait();
     size_t links = 0;  // a send and a receive per peer at most
     for (const Active& a : active_)
       links += 2 * static_cast<size_t>(a.work->comm->nranks());
@@ -129,7 +129,7 @@ class Runner {
       Status s = comm.waitForTurn(a.work->ticket);
       if (!s.ok()) failWith(a, s);
     }
-    Backoff idle = Backoff::forProgress(oversubscribed_);
+    Backoff idle = Backoff::forProgress(idleWait_);
     if (active_.size() == 1 && active_[0].spun) idle.skipSpin();
     Clock::time_point lastCheck{};  // read from the clock only once idle
     for (;;) {
@@ -216,7 +216,7 @@ class Runner {
 
   std::span<Active> active_;
   WaitState& waitState_ = threadWaitState();
-  bool oversubscribed_ = false;
+  IdleWait idleWait_ = IdleWait::kSpin;
   bool anyLeft_ = true;
   Status first_;
 };
@@ -233,7 +233,7 @@ PhaseLabel directLabel(const Op& op, uint64_t sequence) {
 // takes it on, and yields, blocks, watches the peers and times out.
 bool spinDirect(Communicator& comm, const Op& op, uint64_t sequence, Status* result) {
   DirectOp& direct = comm.directOp();
-  Backoff idle = Backoff::forProgress(comm.oversubscribed());
+  Backoff idle = Backoff::forProgress(comm.idleWait());
   while (idle.spinning()) {
     bool progressed = false;
     Status s = direct.progress(&progressed);

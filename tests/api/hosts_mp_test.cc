@@ -53,6 +53,33 @@ TEST(Hosts, HostIdsSplitShmAndTcp) {
   for (int r = 0; r < 4; ++r) {
     std::string text = logs.take(r);
     EXPECT_NE(text.find("shm to 1 peers, tcp to 2 peers"), std::string::npos) << text;
+    EXPECT_NE(text.find("idle waits yield"), std::string::npos) << text;
+  }
+}
+
+// Idle waits spin where every rank has a CPU and no peer is behind a socket, and yield where
+// one is: a spinning receiver holds the CPU the kernel needs to move its tcp bytes.
+TEST(Hosts, SocketPeersMakeIdleWaitsYield) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "2 ranks on one CPU block either way";
+  const RankFiles logs("spin-test");
+  for (const char* transport : {"shm", "tcp"}) {
+    auto results = runProcesses(
+        2, {{"WEFT_DEBUG", "INFO"}, {"WEFT_DEBUG_SUBSYS", "INIT"}, {"WEFT_TRANSPORT", transport}},
+        [&](int rank) {
+          logs.route(rank);
+          weftComm_t comm = nullptr;
+          ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
+          exchangeAndCheck(comm, rank, 2);
+          EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+        });
+    expectAllOk(results);
+    const char* expected = transport[0] == 's' ? "idle waits spin" : "idle waits yield";
+    for (int r = 0; r < 2; ++r) {
+      std::string text = logs.take(r);
+      EXPECT_NE(text.find(expected), std::string::npos) << transport << ": " << text;
+    }
   }
 }
 
@@ -220,11 +247,11 @@ int freeIpv6Port() {
   sockaddr_in6 a{};
   a.sin6_family = AF_INET6;
   a.sin6_addr = in6addr_loopback;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
   socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+                     getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
   close(fd);
-  return ntohs(a.sin6_port);
+  return bound ? ntohs(a.sin6_port) : 0;  // port 0 fails the rendezvous with a clear error
 }
 
 TEST(Hosts, Ipv6RendezvousAndTcp) {

@@ -264,6 +264,31 @@ TEST(Backoff, SpinsThenSleeps) {
   EXPECT_TRUE(Deadline::after(1).finite());
 }
 
+// Pauses a collective's idle wait until it would block; the rounds it spun and yielded.
+std::pair<int, int> progressPhases(IdleWait how) {
+  Backoff b = Backoff::forProgress(how);
+  int spun = 0;
+  int yielded = 0;
+  while (!b.sleeping()) {
+    ++(b.spinning() ? spun : yielded);
+    b.pause();
+  }
+  return {spun, yielded};
+}
+
+// Spinning long only where peers share memory and every rank has a core; yielding long where
+// peers are behind sockets; blocking almost at once where ranks outnumber cores.
+TEST(Backoff, ProgressWaitsSpinYieldOrBlock) {
+  const auto [spinSpun, spinYielded] = progressPhases(IdleWait::kSpin);
+  const auto [yieldSpun, yieldYielded] = progressPhases(IdleWait::kYield);
+  const auto [blockSpun, blockYielded] = progressPhases(IdleWait::kBlock);
+  EXPECT_GE(spinSpun, 1000);
+  EXPECT_LE(yieldSpun, 100);
+  EXPECT_GE(yieldYielded, 10 * spinYielded);
+  EXPECT_LE(blockSpun + blockYielded, 100);
+  EXPECT_STREQ(idleWaitName(IdleWait::kYield), "yield");
+}
+
 TEST(Status, CopiesMovesAndAddsContext) {
   Status ok;
   EXPECT_TRUE(ok.ok());
