@@ -34,18 +34,6 @@ const char* idleWaitName(IdleWait how) {
   return "?";
 }
 
-Backoff Backoff::forProgress(IdleWait how) {
-  switch (how) {
-    case IdleWait::kSpin:
-      return Backoff(4000, 64);
-    case IdleWait::kYield:
-      return Backoff(16, 4000);
-    case IdleWait::kBlock:
-      return Backoff(16, 4);
-  }
-  return Backoff();
-}
-
 void Backoff::pause() {
   if (rounds_ < spinRounds_) {
 #if defined(__x86_64__) || defined(__i386__)

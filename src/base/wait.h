@@ -43,7 +43,17 @@ class Backoff {
   // kYield yields for long: a peer that shares our CPU gets it at once, while the CPU still
   // looks busy, so the scheduler does not move the ranks onto one CPU as it does for ranks
   // that block early.
-  static Backoff forProgress(IdleWait how);
+  static Backoff forProgress(IdleWait how) {
+    switch (how) {
+      case IdleWait::kSpin:
+        return Backoff(4000, 64);
+      case IdleWait::kYield:
+        return Backoff(16, 4000);
+      case IdleWait::kBlock:
+        break;
+    }
+    return Backoff(16, 4);
+  }
 
   // One pause of a wait loop; each call waits a little longer than the one before.
   void pause();
