@@ -50,12 +50,10 @@ class Communicator {
   Link* link(int peer) const {
     return peer >= 0 && static_cast<size_t>(peer) < links_.size() ? links_[peer].get() : nullptr;
   }
-  // More ranks of this communicator on this host than CPUs they may run on together: waits
-  // should yield the core early instead of spinning.
-  bool oversubscribed() const { return oversubscribed_; }
-  // How idle waits pass the time (Backoff::forProgress). Over a veth with both ranks on one
-  // CPU, spinning cut a 64M send/recv to a third of yielding's bandwidth, and blocking early let
-  // the scheduler put unpinned ranks on one CPU now and then, halving theirs.
+  // How idle waits pass the time (Backoff::forProgress): they block early where more ranks of
+  // this communicator share this host than CPUs they may run on together. Over a veth with both
+  // ranks on one CPU, spinning cut a 64M send/recv to a third of yielding's bandwidth, and blocking
+  // early let the scheduler put unpinned ranks on one CPU now and then, halving theirs.
   IdleWait idleWait() const {
     return oversubscribed_ ? IdleWait::kBlock : socketPeers_ ? IdleWait::kYield : IdleWait::kSpin;
   }

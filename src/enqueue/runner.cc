@@ -109,9 +109,9 @@ WaitState& threadWaitState() {
   return state;
 }
 
-// Drives the works: progress passes while anything moves, then a short spin, a few yields,
-// and then a real wait: on the doorbell of a communicator whose peers are all on this host, on
-// the sockets of tcp peers, or a short sleep.
+// Drives the works: progress passes while anything moves, then spins and yields as the
+// communicator's idleWait() says, and then a real wait: on the doorbell of a communicator whose
+// peers are all on this host, on the sockets of tcp peers, or a short sleep.
 class Runner {
  public:
   Runner(Active* active, size_t n) : active_(active, n) {

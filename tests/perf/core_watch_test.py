@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """perf/compare's CoreWatch against a stand-in for weft-membw --watch that replays a script of
-round trips: a sweep that a far spell falls in runs again once the cores are near, a sweep is
-kept after --spell-tries runs, and samples that measured nothing or come from a watcher that has
-died mark nothing far."""
+round trips: a sweep that an off spell (cores far apart, or one core's two threads) falls in runs
+again once the cores are near, a sweep is kept after --spell-tries runs, and samples that
+measured nothing or come from a watcher that has died mark nothing off."""
 
 import importlib.machinery
 import importlib.util
@@ -74,8 +74,8 @@ class CoreWatchTest(unittest.TestCase):
     def test_near_runs_once(self):
         with self.watch([(None, 60)], 3) as watch:
             self.assertEqual(watch.steady("sweep", self.sweep), 1)
-        self.assertEqual((watch.reruns, watch.kept_far), (0, []))
-        self.assertEqual(watch.far_share(), 0)
+        self.assertEqual((watch.reruns, watch.kept_off), (0, []))
+        self.assertEqual(watch.off_share(), (0, 0))
 
     def test_far_spell_runs_again_once_near(self):
         # The first run starts at once and catches the far spell from 0.3 s to 1.1 s; the second
@@ -84,8 +84,17 @@ class CoreWatchTest(unittest.TestCase):
             start = time.monotonic()
             self.assertEqual(watch.steady("sweep", self.sweep), 2)
             self.assertGreater(time.monotonic() - start, 1.0)
-        self.assertEqual((watch.reruns, watch.kept_far), (1, []))
-        self.assertIn("a far spell fell in this run (sweep)", watch.runner.log.getvalue())
+        self.assertEqual((watch.reruns, watch.kept_off), (1, []))
+        self.assertIn("an off spell fell in this run (sweep)", watch.runner.log.getvalue())
+
+    def test_shared_core_spell_runs_again_once_near(self):
+        # 28 ns: the two CPUs are one core's threads, from 0.3 s to 1.1 s.
+        with self.watch([(0.3, 60), (0.8, 28), (None, 60)], 3) as watch:
+            self.assertEqual(watch.steady("sweep", self.sweep), 2)
+        self.assertEqual((watch.reruns, watch.kept_off), (1, []))
+        far, shared = watch.off_share()
+        self.assertEqual(far, 0)
+        self.assertGreater(shared, 0)
 
     def test_kept_after_tries(self):
         compare.NEAR_WAIT = 0.1  # far all along: each run waits this long first
@@ -94,29 +103,29 @@ class CoreWatchTest(unittest.TestCase):
                 self.assertEqual(watch.steady("sweep", self.sweep), 2)
         finally:
             compare.NEAR_WAIT = 10
-        self.assertEqual((watch.reruns, watch.kept_far), (1, ["sweep"]))
-        self.assertEqual(watch.far_share(), 1)
+        self.assertEqual((watch.reruns, watch.kept_off), (1, ["sweep"]))
+        self.assertEqual(watch.off_share(), (1, 0))
 
     def test_one_try_only_records(self):
         with self.watch([(None, 330)], 1) as watch:
             self.assertEqual(watch.steady("sweep", self.sweep), 1)
-        self.assertEqual((watch.reruns, watch.kept_far), (0, ["sweep"]))
+        self.assertEqual((watch.reruns, watch.kept_off), (0, ["sweep"]))
 
-    def test_unmeasured_and_starved_samples_are_not_far(self):
+    def test_unmeasured_and_starved_samples_are_not_off(self):
         for ns in (0, 5000):
             with self.subTest(ns=ns), self.watch([(None, ns)], 3) as watch:
                 self.assertEqual(watch.steady("sweep", self.sweep), self.runs)
-                self.assertEqual((watch.reruns, watch.kept_far), (0, []))
-                self.assertIsNone(watch.far_share())
+                self.assertEqual((watch.reruns, watch.kept_off), (0, []))
+                self.assertIsNone(watch.off_share())
 
-    def test_dead_watcher_marks_nothing_far(self):
+    def test_dead_watcher_marks_nothing_off(self):
         # The watcher's last word is far, then it exits: later sweeps neither wait nor rerun.
         with self.watch([(0.05, 320)], 3) as watch:
             time.sleep(1.5)
             start = time.monotonic()
             self.assertEqual(watch.steady("sweep", self.sweep), 1)
             self.assertLess(time.monotonic() - start, 2)
-        self.assertEqual((watch.reruns, watch.kept_far), (0, []))
+        self.assertEqual((watch.reruns, watch.kept_off), (0, []))
 
 
 if __name__ == "__main__":
