@@ -37,6 +37,14 @@ void exchangeAndCheck(weftComm_t comm, int rank, int n) {
   }
 }
 
+// A rank's whole life in most tests here: init from the environment, exchangeAndCheck, destroy.
+void initExchangeAndDestroy(int rank, int n) {
+  weftComm_t comm = nullptr;
+  ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
+  exchangeAndCheck(comm, rank, n);
+  EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+}
+
 TEST(Hosts, HostIdsSplitShmAndTcp) {
   const RankFiles logs("hosts-test");
   auto results =
@@ -44,10 +52,7 @@ TEST(Hosts, HostIdsSplitShmAndTcp) {
         // Ranks 0,1 on host "a", ranks 2,3 on host "b".
         setenv("WEFT_HOSTID", rank < 2 ? "a" : "b", 1);
         logs.route(rank);
-        weftComm_t comm = nullptr;
-        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
-        exchangeAndCheck(comm, rank, 4);
-        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+        initExchangeAndDestroy(rank, 4);
       });
   expectAllOk(results);
   for (int r = 0; r < 4; ++r) {
@@ -69,10 +74,7 @@ TEST(Hosts, SocketPeersMakeIdleWaitsYield) {
         2, {{"WEFT_DEBUG", "INFO"}, {"WEFT_DEBUG_SUBSYS", "INIT"}, {"WEFT_TRANSPORT", transport}},
         [&](int rank) {
           logs.route(rank);
-          weftComm_t comm = nullptr;
-          ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
-          exchangeAndCheck(comm, rank, 2);
-          EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+          initExchangeAndDestroy(rank, 2);
         });
     expectAllOk(results);
     const char* expected = transport[0] == 's' ? "idle waits spin" : "idle waits yield";
@@ -165,11 +167,7 @@ TEST(Placement, RingOrderFollowsNumaNodesOfTheTopology) {
                               [&](int rank) {
                                 bindToCpu(rank % 2 == 0 ? 1 : 0);
                                 logs.route(rank);
-                                weftComm_t comm = nullptr;
-                                ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess)
-                                    << weftGetLastError(nullptr);
-                                exchangeAndCheck(comm, rank, 4);
-                                EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+                                initExchangeAndDestroy(rank, 4);
                               });
   expectAllOk(results);
   for (int r = 0; r < 4; ++r) {
@@ -257,13 +255,8 @@ int freeIpv6Port() {
 TEST(Hosts, Ipv6RendezvousAndTcp) {
   if (!haveIpv6Loopback()) GTEST_SKIP() << "no IPv6 loopback on this machine";
   const std::string commId = "[::1]:" + std::to_string(freeIpv6Port());
-  auto results =
-      runProcesses(3, {{"WEFT_COMM_ID", commId}, {"WEFT_TRANSPORT", "tcp"}}, [](int rank) {
-        weftComm_t comm = nullptr;
-        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
-        exchangeAndCheck(comm, rank, 3);
-        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
-      });
+  auto results = runProcesses(3, {{"WEFT_COMM_ID", commId}, {"WEFT_TRANSPORT", "tcp"}},
+                              [](int rank) { initExchangeAndDestroy(rank, 3); });
   expectAllOk(results);
 }
 
