@@ -19,6 +19,12 @@ bool wouldBlock(int err) {
   return err == EAGAIN || err == EWOULDBLOCK;
 }
 
+// poll() looks at a tcp socket without its lock, as recv() does not.
+bool readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return poll(&p, 1, 0) != 0;
+}
+
 }  // namespace
 
 TcpLink::TcpLink(int peer, std::vector<Socket> sockets, size_t paceBytes)
@@ -71,23 +77,34 @@ Status TcpLink::write(const void* data, size_t bytes, size_t* written) {
   return okStatus();
 }
 
-// Receives in stripe order; stops at the first socket with nothing for us yet.
+// Receives in stripe order; stops at the first socket with nothing for us yet. Once a socket
+// has run dry, poll() asks before recv() does: a recv() that finds nothing still takes the
+// socket's lock, and a receiver asking in a loop holds off the sender's CPU, which takes the
+// same lock to queue each packet on a local link.
 Status TcpLink::receive(char* dst, size_t bytes, size_t* got) {
   *got = 0;
   if (closed_) return errorf(weftRemoteError, "tcp link to rank %d was closed", peer_);
   while (*got < bytes) {
     size_t s = socketFor(received_);
+    if (drained_ && !readable(sockets_[s].fd())) break;
+    drained_ = false;
     size_t want = pieceAt(received_, bytes - *got);
     ssize_t n = ::recv(sockets_[s].fd(), dst + *got, want, MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && wouldBlock(errno)) break;
+    if (n < 0 && wouldBlock(errno)) {
+      drained_ = true;
+      break;
+    }
     // What arrived counts; a closed or broken socket shows again on the next call.
     if (n <= 0 && *got > 0) break;
     if (n < 0) return connectionError(s, errno);
     if (n == 0) return connectionError(s, 0);  // EOF: the peer will send no more
     received_ += static_cast<uint64_t>(n);
     *got += static_cast<size_t>(n);
-    if (static_cast<size_t>(n) < want) break;
+    if (static_cast<size_t>(n) < want) {
+      drained_ = true;
+      break;
+    }
   }
   return okStatus();
 }

@@ -47,6 +47,7 @@ class TcpLink : public Link {
   std::vector<Socket> sockets_;
   size_t paceBytes_;
   bool closed_ = false;
+  bool drained_ = false;                 // the last recv() emptied its socket
   uint64_t sent_ = 0;                    // stream bytes handed to the sockets
   uint64_t received_ = 0;                // stream bytes taken from the sockets
   uint64_t stagedFrom_ = 0;              // stream position of the first unconsumed staged byte
