@@ -19,7 +19,8 @@ bool wouldBlock(int err) {
   return err == EAGAIN || err == EWOULDBLOCK;
 }
 
-// poll() looks at a tcp socket without its lock, as recv() does not.
+// Whether fd has bytes, an error or a hang-up for recv() to report. Unlike recv(), poll() reads a
+// tcp socket's state without taking the socket's lock.
 bool readable(int fd) {
   pollfd p{fd, POLLIN, 0};
   return poll(&p, 1, 0) != 0;
