@@ -36,11 +36,14 @@ class CoreProbe {
  public:
   // Rounds of a probe: the first waits for both ranks to be there; the others are timed.
   static constexpr int kRounds = 5;
-  // Round trips at least this long say the cores share no cache. Measured here (weft-perf,
-  // 2-rank all_reduce of 8M-64M, the shortest of 4): 10th-90th percentile 120-170 ns while the
-  // cores were near, 461-580 while weft-membw's round trip was 334 ns. (This one counts the
-  // loop around each line transfer too.)
-  static constexpr double kFarNanos = 280;
+  // Round trips at least this long say the cores share no cache. Measured (weft-perf, 2-rank
+  // all_reduce, the shortest of 4; this one counts the loop around each line transfer too),
+  // 10th-90th percentile: on the first VM, 120-170 ns while the cores were near, 461-580 while
+  // weft-membw's round trip was 334 ns and non-temporal stores 2-3.5x faster; on a second
+  // (Xeon model 207, a 300M L3), 325-416 ns (256K-64M calls) while weft-membw's was 125-235
+  // and ordinary stores were the faster: 2-rank all_reduce 1.1-1.4x at 1M-32M (32M 8.5 ms
+  // against 11.0), all_gather 1.1-1.4x, where a bound of 280 ns had staged them non-temporal.
+  static constexpr double kFarNanos = 440;
   // What probe `sequence` writes, from sequence * kValuesPerProbe on: its rounds 1..kRounds, then
   // the first rank's verdict.
   static constexpr int kNearVerdict = kRounds + 1;

@@ -76,7 +76,7 @@ class DirectGroup {
 
   // The peers' weftMemAlloc memory that mapped collectives have mapped here.
   shm::PeerMemory& peerMemory() { return peerMemory_; }
-  // How this rank stages the chunks of staged reductions of a kind at 3 ranks and more (second
+  // How this rank stages the chunks of staged collectives of a kind at 3 ranks and more (second
   // option: non-temporal stores; 2 ranks probe instead), and, where it decides, whether calls of a
   // kind in the single-copy band go single copy (second option); both learnt from the calls' times,
   // kind by kind, as their times for a size differ.

@@ -481,12 +481,14 @@ Status StagedOp::runSingleCopy() {
 
 // Which stores stage the chunks, unless WEFT_SHM_STAGE_STORES says: at 2 ranks, as the latest
 // probe of the cores' distance found (calls of kMinBytes and up per rank probe at their start,
-// and call this again once it is done); at more ranks, reductions as their timings say, and
-// copies with non-temporal stores (4-rank all_to_all, 256M: ordinary ones 1.3x faster with the
-// cores near, 2.3x slower with them far apart). Reductions timed at 2 ranks too, but each try
-// of the other stores cost a call, and ranks could settle on non-temporal stores while the
-// cores shared a cache: 2-rank all_reduce, 20 calls a size, near: 162 us at 1M and 253 at 2M
-// under the timings, 111 and 200 with ordinary stores.
+// and call this again once it is done); at more ranks, as the timings of the kind say.
+// Reductions timed at 2 ranks too, but each try of the other stores cost a call, and ranks
+// could settle on non-temporal stores while the cores shared a cache: 2-rank all_reduce, 20
+// calls a size, near: 162 us at 1M and 253 at 2M under the timings, 111 and 200 with ordinary
+// stores. Copies at more ranks once always staged with non-temporal stores, as 4-rank
+// all_to_all of 256M ran 2.3x slower with ordinary ones while the cores were far apart (1.3x
+// faster while they were near); but on a second VM, whose cores were neither, ordinary ones
+// were 1.15-1.4x faster at most sizes of 4-rank all_to_all, all_gather and broadcast, 1M-64M.
 void StagedOp::chooseStagingStores(bool inPlace) {
   const TimedChoice::Mode mode = group_->stagingStoresMode();
   const size_t bytes = sendBufferCount(args_) * elemSize_;
@@ -498,11 +500,12 @@ void StagedOp::chooseStagingStores(bool inPlace) {
     streamStage_ = mode == TimedChoice::Mode::kSecond;
   } else if (twoRanks) {
     streamStage_ = group_->coresFar().value_or(!reduces);
-  } else if (reduces) {
+  } else if (singleCopyBand_) {
+    // The single-copy choice times this call (no reduction is in the band).
+    streamStage_ = true;
+  } else {
     timedBy_ = &group_->stagingStores(args_.kind);
     streamStage_ = timedBy_->secondFor(bytes, inPlace);
-  } else {
-    streamStage_ = true;
   }
 }
 

@@ -1,7 +1,7 @@
 // TimedChoice: picks the faster of two ways to run the same calls by timing the calls, where
 // which one is faster depends on where the cores sit at the moment. It makes two choices:
 //
-// - Which stores staged reductions of 3 ranks and more stage their chunks with (2 ranks probe
+// - Which stores staged collectives of 3 ranks and more stage their chunks with (2 ranks probe
 //   the cores' distance instead, collectives/core_probe.h; collectives/staged.h): ordinary
 //   ones, which leave a chunk in this core's cache for the peers to read from there, or
 //   non-temporal ones, which send it to memory. Measured on a 2-core VM, 256K to 64M, 2 and 4

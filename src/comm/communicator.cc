@@ -251,7 +251,8 @@ void Communicator::setUpDirect() {
   using Mode = TimedChoice::Mode;
   const Mode stores =
       TimedChoice::parse(config_.shmStageStores, "cached", "streamed").value_or(Mode::kAuto);
-  for (CollKind kind : {CollKind::kAllReduce, CollKind::kReduce, CollKind::kReduceScatter}) {
+  for (CollKind kind : {CollKind::kAllReduce, CollKind::kReduce, CollKind::kReduceScatter,
+                        CollKind::kAllGather, CollKind::kBroadcast, CollKind::kAllToAll}) {
     direct_->stagingStores(kind) = TimedChoice(
         stores, std::string("staged ") + collName(kind) + "'s stores", "ordinary", "non-temporal");
   }

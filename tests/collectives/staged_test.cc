@@ -618,13 +618,14 @@ TEST_P(StagedNaN, TwoRanksThatBothCombineGetTheSameNaN) {
 
 INSTANTIATE_TEST_SUITE_P(StagingBytes, StagedNaN, ::testing::Values(8u << 10, 1u << 20));
 
-// Each reduction kind times its own calls, so the stores it stages with follow its own timings
-// alone (what suits a 2-rank all_reduce, which reduces whole chunks, need not suit a
-// reduce_scatter). Every call is timed but each kind's first, which faults its buffers in.
-TEST(StagedTiming, EachReductionKindTimesOnlyItsOwnCalls) {
+// Each kind times its own calls, so the stores it stages with follow its own timings alone
+// (what suits an all_reduce need not suit a reduce_scatter or an all_to_all). Every call is
+// timed but each kind's first, which faults its buffers in.
+TEST(StagedTiming, EachKindTimesOnlyItsOwnCalls) {
   const int n = 3;  // 2 ranks probe the cores' distance instead
   const size_t count = TimedChoice::kMinBytes / sizeof(int32_t);
-  const CollKind kinds[] = {CollKind::kAllReduce, CollKind::kReduce, CollKind::kReduceScatter};
+  const CollKind kinds[] = {CollKind::kAllReduce, CollKind::kReduce,    CollKind::kReduceScatter,
+                            CollKind::kAllGather, CollKind::kBroadcast, CollKind::kAllToAll};
   Ranks ranks(n, 64 << 10);
   ReduceFn sum = reduceFunction(weftInt32, weftSum);
   std::vector<Buf> in(n), out(n, Buf(count * n, 0));
