@@ -14,7 +14,8 @@ int slotOf(uint64_t sequence) {
 }
 
 // An all-reduce posts this much or more with non-temporal stores: every rank reads every slot,
-// from memory then rather than from the poster's cache. Posted that way, 2-rank all-reduces of
+// from memory then rather than from the poster's cache. All-reduces this large go direct only
+// where staging is off (src/enqueue/plan.cc). Posted that way, 2-rank all-reduces of
 // 16K-64K per rank ran up to 1.4x faster on a 2-core VM while its vCPUs shared an L3, and about
 // 3.4x faster while they did not (a cache-line round trip of 310 ns instead of 70). Smaller
 // posts, and the other kinds (whose readers read a part of a slot, or one slot), ran as fast or

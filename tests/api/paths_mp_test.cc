@@ -48,8 +48,9 @@ void broadcastFromRank0(weftComm_t comm, int rank, size_t count) {
 
 struct PathCase {
   const char* stagingBytes;
-  const char* small;  // the path of a 4 KiB all-reduce (64 KiB ones go direct either way)
-  const char* large;  // the path of a 4 MiB all-reduce
+  const char* small;  // the path of a 4 KiB all-reduce (8 KiB ones go direct either way)
+  const char* mid;    // of a 64 KiB one: direct only where staging is off
+  const char* large;  // of a 4 MiB one
 };
 
 class Paths : public ::testing::TestWithParam<PathCase> {};
@@ -68,7 +69,8 @@ TEST_P(Paths, BySize) {
                                 weftComm_t comm = nullptr;
                                 ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
                                 allReduce(comm, rank, 1024);
-                                allReduce(comm, rank, 16384);  // posted with streaming stores
+                                allReduce(comm, rank, 2048);
+                                allReduce(comm, rank, 16384);  // direct: streaming stores
                                 allReduce(comm, rank, 1u << 20);
                                 EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
                               });
@@ -77,7 +79,9 @@ TEST_P(Paths, BySize) {
     std::string text = logs.take(rank);
     EXPECT_NE(text.find("(1024 x int32 sum, " + std::string(c.small) + ")"), std::string::npos)
         << text;
-    EXPECT_NE(text.find("(16384 x int32 sum, direct)"), std::string::npos) << text;
+    EXPECT_NE(text.find("(2048 x int32 sum, direct)"), std::string::npos) << text;
+    EXPECT_NE(text.find("(16384 x int32 sum, " + std::string(c.mid) + ")"), std::string::npos)
+        << text;
     // Staged outputs of 4M may go streamed too (where the ranks outnumber the cores).
     EXPECT_NE(text.find("(1048576 x int32 sum, " + std::string(c.large)), std::string::npos)
         << text;
@@ -85,8 +89,8 @@ TEST_P(Paths, BySize) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Paths,
-                         ::testing::Values(PathCase{"2M", "direct", "staged"},
-                                           PathCase{"0", "direct", "ring"}),
+                         ::testing::Values(PathCase{"2M", "direct", "staged", "staged"},
+                                           PathCase{"0", "direct", "direct", "ring"}),
                          [](const auto& info) {
                            return std::string(info.param.stagingBytes) == "0" ? "StagingOff"
                                                                               : "Default";
