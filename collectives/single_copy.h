@@ -15,12 +15,15 @@
 // posts whether this call goes single copy; the others follow its post. They cannot choose alike
 // on their own, as each would time different calls.
 //
-// The band is empty unless WEFT_SHM_SINGLE_COPY is auto or always: staging was the faster here
-// of late, and the kernel's copy pays again for each page of a buffer it has not copied before.
-// Then by default only all-gathers of 2 ranks are in it, with 256K to 2M per peer
-// (WEFT_SHM_SINGLE_COPY_*): there staging costs a third more copies (its own block in, every
-// block out), and the blocks stay in cache. Measured here, broadcast and all-to-all at 4 ranks,
-// all-gather at 4 ranks, and larger blocks stage faster.
+// By default (WEFT_SHM_SINGLE_COPY=auto) the band holds all-gathers and all-to-alls of 256K to 2M
+// per peer, at any rank count (WEFT_SHM_SINGLE_COPY_*): there staging costs a third copy (its own
+// block in, every block out), and the blocks stay in cache. Which way wins depends on the machine:
+// on the first 2-core VM mostly staging, at 2 ranks and at 4; on a second (a Xeon with a 300M L3),
+// mostly single copy, as Open MPI copies (2-rank all_gather of 4M, 20 calls a size: 460 us under
+// auto, 657 staged, 514 Open MPI; 4-rank 987, 1207 and 1385). Broadcasts stay out: in the band a
+// root waits for every rank's post before it stages (4 ranks, 256K: 149 us against 83 out of the
+// band). Larger blocks stage faster on both VMs (the second's 2-rank all_gather of 8M-64M:
+// 1.15-10.4 ms staged, 1.57-12.2 single copy).
 //
 // Reductions do not go single copy: an all-reduce that read each peer's slice 64K at a time
 // (process_vm_readv), reduced it and wrote it back into the peer's output (process_vm_writev)
@@ -61,6 +64,14 @@ struct SingleCopyLimits {
   // settings differ.
   bool covers(const DirectGroup& group, const CollArgs& args, size_t elemSize) const;
 };
+
+// How the decider tries the way not in use (TimedChoice::Trial). A single-copy call right after
+// staged ones, or a staged one right after single-copy ones, ran up to twice as slow as the
+// calls after it: 4-rank all_to_all of 4M, single copy 1.6-2.1 ms in its first two calls of a
+// try and 0.9-1.1 after, staged 1.4-1.8 throughout. Tried one call at a time, single copy
+// never took over there, though it was the faster. So a try is 4 calls, the first 2 not
+// compared, and tries that lose back off.
+inline constexpr TimedChoice::Trial kSingleCopyTrial{4, 2, true};
 
 // Whether rank `reader` reads rank `owner`'s input.
 bool singleCopyReads(const CollArgs& args, int reader, int owner);

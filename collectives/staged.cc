@@ -493,16 +493,18 @@ void StagedOp::chooseStagingStores(bool inPlace) {
   const TimedChoice::Mode mode = group_->stagingStoresMode();
   const size_t bytes = sendBufferCount(args_) * elemSize_;
   const bool reduces = isReduction(args_.kind);
-  // Both ranks probe or neither, whatever each was told: the probe waits for the other.
-  const bool twoRanks = group_->nranks() == 2 && !singleCopyBand_;
+  // Both ranks probe or neither, whatever each was told: the probe waits for the other. (In the
+  // single-copy band, they probe once all have chosen to stage: StagedOp::decide.)
+  const bool twoRanks = group_->nranks() == 2;
   probes_ = twoRanks && bytes >= TimedChoice::kMinBytes;
   if (mode != TimedChoice::Mode::kAuto) {
     streamStage_ = mode == TimedChoice::Mode::kSecond;
   } else if (twoRanks) {
     streamStage_ = group_->coresFar().value_or(!reduces);
   } else if (singleCopyBand_) {
-    // The single-copy choice times this call (no reduction is in the band).
-    streamStage_ = true;
+    // The single-copy choice times this call (no reduction is in the band), so the stores go as
+    // the kind's timings of calls out of the band say.
+    streamStage_ = group_->stagingStores(args_.kind).second();
   } else {
     timedBy_ = &group_->stagingStores(args_.kind);
     streamStage_ = timedBy_->secondFor(bytes, inPlace);

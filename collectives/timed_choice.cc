@@ -39,13 +39,20 @@ bool TimedChoice::secondFor(size_t bytes, bool inPlace) {
     k.seen = true;
     return second_;
   }
-  if (++timedCalls_ % kExplorePeriod == 0) exploreDue_ = true;
+  if (++timedCalls_ >= nextTry_) {
+    exploreDue_ = true;
+    nextTry_ = timedCalls_ + period_;
+  }
   // Only where the option in use has times to compare with.
-  pendingExplores_ = (exploreDue_ || !k.explored) && k.times[second_ ? 1 : 0].count >= 2;
-  if (pendingExplores_) {
+  const bool comparable = k.times[second_ ? 1 : 0].count >= 2;
+  if (tryLeft_ == 0 && (exploreDue_ || !k.explored) && comparable) {
     exploreDue_ = false;
     k.explored = true;
+    tryLeft_ = trial_.calls;
   }
+  pendingExplores_ = tryLeft_ > 0 && comparable;
+  pendingWarmup_ = pendingExplores_ && trial_.calls - tryLeft_ < trial_.warmups;
+  if (pendingExplores_) --tryLeft_;
   pending_ = c;
   pendingBytes_ = bytes;
   pendingSecond_ = pendingExplores_ != second_;
@@ -59,7 +66,7 @@ void TimedChoice::record(double seconds) {
   Times& mine = k.times[pendingSecond_ ? 1 : 0];
   if (!pendingExplores_) {
     mine.add(perByte);
-  } else {
+  } else if (!pendingWarmup_) {
     const double inUse = k.times[second_ ? 1 : 0].best();
     if (perByte < kSwitchRatio * inUse) {
       second_ = pendingSecond_;
@@ -70,9 +77,19 @@ void TimedChoice::record(double seconds) {
       WEFT_INFO(kColl, "%s: %s now, %.3f ms per MiB against %.3f with %s at %zuK", subject_.c_str(),
                 names_[second_ ? 1 : 0].c_str(), perByte * 1e3 * (1 << 20), inUse * 1e3 * (1 << 20),
                 names_[second_ ? 0 : 1].c_str(), (kMinBytes << (pending_ / 2)) >> 10);
+      endTry(true);
+    } else if (tryLeft_ == 0) {
+      endTry(false);
     }
   }
   pending_ = -1;
+}
+
+void TimedChoice::endTry(bool switched) {
+  tryLeft_ = 0;
+  if (!trial_.backsOff) return;
+  period_ = switched ? kExplorePeriod : std::min(2 * period_, kMaxExplorePeriod);
+  nextTry_ = timedCalls_ + period_;
 }
 
 }  // namespace weft

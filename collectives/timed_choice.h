@@ -9,20 +9,20 @@
 //   round trip of 50-90 ns), and non-temporal ones 1.5-1.8x faster while they did not
 //   (180-250 ns); the VM moved between the two within minutes. Each rank chooses for itself,
 //   as the chunks hold the same bytes either way.
-// - Under WEFT_SHM_SINGLE_COPY=auto, whether all-gathers (and the other kinds
-//   WEFT_SHM_SINGLE_COPY_COLLS names) go staged or single copy (collectives/single_copy.h).
-//   Measured on the same VM, 2-rank all_gather of 256K-1M per rank: staged 1.3-1.5x faster in one
-//   placement, single copy about 4.5x faster in another. All ranks must agree, so one rank chooses
-//   and posts its choice.
+// - Under WEFT_SHM_SINGLE_COPY=auto (the default), whether the all-gathers and all-to-alls of
+//   the single-copy band go staged or single copy (collectives/single_copy.h). Measured on the
+//   same VM, 2-rank all_gather of 256K-1M per rank: staged 1.3-1.5x faster in one placement,
+//   single copy about 4.5x faster in another. All ranks must agree, so one rank chooses and
+//   posts its choice.
 //
 // The first option is in use at first. Each call of kMinBytes or more is timed: the third timed
-// call of each size class and every kExplorePeriod-th timed call try the other option, and
-// compare its time per byte with the best of the option in use's last kWindow calls of the same
-// size (by power of two) and placement (in-place calls ran up to 1.8x faster than others of the
-// same size). A call is only ever slowed by what else runs, so the best of a few is the fair
-// figure. The option in use is one for all sizes, since what moves it moves every size; ranks
-// that call alike explore on the same calls, so each times the other option against peers that
-// do the same.
+// call of each size class and every kExplorePeriod-th timed call try the other option (or begin
+// a try of several calls, Trial), and compare its time per byte with the best of the option in
+// use's last kWindow calls of the same size (by power of two) and placement (in-place calls ran
+// up to 1.8x faster than others of the same size). A call is only ever slowed by what else
+// runs, so the best of a few is the fair figure. The option in use is one for all sizes, since
+// what moves it moves every size; ranks that call alike explore on the same calls, so each
+// times the other option against peers that do the same.
 #pragma once
 
 #include <array>
@@ -43,14 +43,32 @@ class TimedChoice {
   static constexpr int kWindow = 4;
   // The other option takes over only when a call with it was this much faster.
   static constexpr double kSwitchRatio = 0.85;
+  // The longest wait between tries where tries back off (Trial::backsOff).
+  static constexpr uint64_t kMaxExplorePeriod = 16 * kExplorePeriod;
+
+  // How the option not in use is tried: `calls` calls in a row, the first `warmups` of which are
+  // not compared, and whether each try that loses doubles the wait for the next one (up to
+  // kMaxExplorePeriod; a switch resets it). Warm-up calls are for an option whose first calls
+  // after the other's pay for the state that one left the buffers in; a try of several calls
+  // costs more where it loses, hence the backing off.
+  struct Trial {
+    int calls = 1;
+    int warmups = 0;
+    bool backsOff = false;
+  };
 
   // "auto", or the name of the first or the second option; empty optional otherwise.
   static std::optional<Mode> parse(const std::string& text, const std::string& first,
                                    const std::string& second);
 
   // `subject` and the options' names are for the log.
+  TimedChoice(Mode mode, std::string subject, std::string first, std::string second, Trial trial)
+      : mode_(mode),
+        subject_(std::move(subject)),
+        names_{std::move(first), std::move(second)},
+        trial_(trial) {}
   TimedChoice(Mode mode, std::string subject, std::string first, std::string second)
-      : mode_(mode), subject_(std::move(subject)), names_{std::move(first), std::move(second)} {}
+      : TimedChoice(mode, std::move(subject), std::move(first), std::move(second), Trial()) {}
   TimedChoice() : TimedChoice(Mode::kAuto, "choice", "first", "second") {}
 
   // Whether the call about to start, with `bytes` on this rank and in place or not, takes the
@@ -80,12 +98,18 @@ class TimedChoice {
   };
   static int classOf(size_t bytes, bool inPlace);
 
+  void endTry(bool switched);
+
   Mode mode_;
   std::string subject_;
   std::array<std::string, 2> names_;
+  Trial trial_;
   bool second_ = false;
   uint64_t timedCalls_ = 0;
+  uint64_t period_ = kExplorePeriod;   // timed calls between tries
+  uint64_t nextTry_ = kExplorePeriod;  // the timed call at which the next try is due
   bool exploreDue_ = false;
+  int tryLeft_ = 0;                                // calls left in the try under way
   std::array<SizeClass, 2 * kClasses> classes_{};  // by size, out of place then in place
   // The call being timed: its class (-1: none), size, the option it took, and whether it tried
   // the option not in use.
@@ -93,6 +117,7 @@ class TimedChoice {
   size_t pendingBytes_ = 0;
   bool pendingSecond_ = false;
   bool pendingExplores_ = false;
+  bool pendingWarmup_ = false;  // a warm-up call of a try: not compared
 };
 
 }  // namespace weft

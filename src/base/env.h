@@ -33,14 +33,14 @@ struct EnvConfig {
   // ... where the host's ranks outnumber its cores, unless WEFT_SHM_STREAM_BYTES is set.
   size_t shmStreamBytesOversubscribed = 1u << 20;
   // Single-copy collectives (collectives/single_copy.h): the per-peer sizes and the kinds.
-  size_t shmSingleCopyBytes = 256u << 10;        // WEFT_SHM_SINGLE_COPY_BYTES: 0 is off
-  size_t shmSingleCopyMaxBytes = 2u << 20;       // WEFT_SHM_SINGLE_COPY_MAX_BYTES: 0 is no limit
-  std::string shmSingleCopyColls = "allgather";  // WEFT_SHM_SINGLE_COPY_COLLS
-  int shmSingleCopyMaxRanks = 2;                 // WEFT_SHM_SINGLE_COPY_MAX_RANKS: 0 is no limit
-  std::string shmSingleCopy = "never";           // WEFT_SHM_SINGLE_COPY: never | auto | always
-  std::string shmStageStores = "auto";           // WEFT_SHM_STAGE_STORES: auto | cached | streamed
-  std::string hostId;                            // WEFT_HOSTID
-  std::string topoFile;  // WEFT_TOPO_FILE: a topology file used instead of discovery
+  size_t shmSingleCopyBytes = 256u << 10;   // WEFT_SHM_SINGLE_COPY_BYTES: 0 is off
+  size_t shmSingleCopyMaxBytes = 2u << 20;  // WEFT_SHM_SINGLE_COPY_MAX_BYTES: 0 is no limit
+  std::string shmSingleCopyColls = "allgather,alltoall";  // WEFT_SHM_SINGLE_COPY_COLLS
+  int shmSingleCopyMaxRanks = 0;        // WEFT_SHM_SINGLE_COPY_MAX_RANKS: 0 is no limit
+  std::string shmSingleCopy = "auto";   // WEFT_SHM_SINGLE_COPY: never | auto | always
+  std::string shmStageStores = "auto";  // WEFT_SHM_STAGE_STORES: auto | cached | streamed
+  std::string hostId;                   // WEFT_HOSTID
+  std::string topoFile;                 // WEFT_TOPO_FILE: a topology file used instead of discovery
 
   // Algorithms.
   std::string hierarchy = "auto";  // WEFT_HIERARCHY: auto | on | off (tiers across hosts)

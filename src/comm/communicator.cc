@@ -258,9 +258,10 @@ void Communicator::setUpDirect() {
   }
   direct_->setStagingStoresMode(stores);
   for (CollKind kind : {CollKind::kAllGather, CollKind::kBroadcast, CollKind::kAllToAll}) {
-    direct_->singleCopyChoice(kind) = TimedChoice(
-        config_.shmSingleCopy == "always" ? Mode::kSecond : Mode::kAuto,
-        std::string(collName(kind)) + " in the single-copy band", "staged", "single copy");
+    direct_->singleCopyChoice(kind) =
+        TimedChoice(config_.shmSingleCopy == "always" ? Mode::kSecond : Mode::kAuto,
+                    std::string(collName(kind)) + " in the single-copy band", "staged",
+                    "single copy", kSingleCopyTrial);
   }
 }
 

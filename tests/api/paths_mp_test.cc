@@ -415,30 +415,38 @@ TEST_P(SingleCopy, IsExactAndTraced) {
   }
 }
 
-// By default nothing goes single copy. With WEFT_SHM_SINGLE_COPY=auto, the band's defaults
-// take a 2-rank all-gather of 256K-2M per rank (rank 0 chooses how it goes); a larger one and a
-// broadcast of the same size stage.
-TEST(SingleCopyDefaults, OnlySmallTwoRankAllGathersAndOnlyWhenAsked) {
-  for (const char* mode : {"", "auto"}) {
+// By default (WEFT_SHM_SINGLE_COPY=auto), all-gathers and all-to-alls of 256K-2M per peer may
+// go single copy, at any rank count (rank 0 chooses how each goes); a larger all-gather and a
+// broadcast of the band's size stage. With WEFT_SHM_SINGLE_COPY=never, all stage.
+TEST(SingleCopyDefaults, AllGathersAndAllToAllsUnlessNever) {
+  for (const char* mode : {"", "never"}) {
     SCOPED_TRACE(std::string("WEFT_SHM_SINGLE_COPY=") + mode);
     const RankFiles logs("single-copy-defaults");
-    const size_t small = 100003, large = 1u << 20;  // int32s: 400K and 4M per rank
+    const size_t small = 100003, large = 1u << 20;  // int32s: 400K and 4M per peer
     std::vector<std::pair<std::string, std::string>> env = {{"WEFT_DEBUG", "TRACE"},
                                                             {"WEFT_DEBUG_SUBSYS", "COLL"}};
     if (*mode != 0) env.emplace_back("WEFT_SHM_SINGLE_COPY", mode);
-    auto results = runProcesses(2, env, [&](int rank) {
+    const int n = 3;
+    auto results = runProcesses(n, env, [&](int rank) {
       logs.route(rank);
       weftComm_t comm = nullptr;
       ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
       for (size_t count : {small, large}) {
-        std::vector<int32_t> send(count), out(2 * count, -1);
+        std::vector<int32_t> send(count), out(n * count, -1);
         for (size_t i = 0; i < count; ++i)
           send[i] = valueOf(rank, i);
         ASSERT_EQ(weftAllGather(send.data(), out.data(), count, weftInt32, comm, nullptr),
                   weftSuccess);
-        for (size_t i = 0; i < 2 * count; ++i)
+        for (size_t i = 0; i < n * count; ++i)
           ASSERT_EQ(out[i], valueOf(static_cast<int>(i / count), i % count)) << i;
       }
+      std::vector<int32_t> send(n * small), out(n * small, -1);
+      for (size_t i = 0; i < send.size(); ++i)
+        send[i] = valueOf(rank, i);
+      ASSERT_EQ(weftAllToAll(send.data(), out.data(), small, weftInt32, comm, nullptr),
+                weftSuccess);
+      for (size_t i = 0; i < out.size(); ++i)
+        ASSERT_EQ(out[i], valueOf(static_cast<int>(i / small), rank * small + i % small)) << i;
       std::vector<int32_t> b(small, -1);
       if (rank == 0) b.assign(small, 7);
       ASSERT_EQ(weftBroadcast(b.data(), b.data(), small, weftInt32, 0, comm, nullptr), weftSuccess);
@@ -446,10 +454,16 @@ TEST(SingleCopyDefaults, OnlySmallTwoRankAllGathersAndOnlyWhenAsked) {
       EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
     });
     expectAllOk(results);
-    for (int rank = 0; rank < 2; ++rank) {
+    for (int rank = 0; rank < n; ++rank) {
       std::string text = logs.take(rank);
-      const bool band = *mode != 0;
-      EXPECT_EQ(text.find("(100003 x int32, staged or single copy)") != std::string::npos, band)
+      const bool band = *mode == 0;
+      EXPECT_EQ(
+          text.find("all_gather #0 (100003 x int32, staged or single copy") != std::string::npos,
+          band)
+          << text;
+      EXPECT_EQ(
+          text.find("all_to_all #2 (100003 x int32, staged or single copy") != std::string::npos,
+          band)
           << text;
       EXPECT_NE(text.find("all_gather #1 (1048576 x int32, staged"), std::string::npos) << text;
       EXPECT_TRUE(logged(text, "broadcast", "staged)")) << text;

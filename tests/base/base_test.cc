@@ -70,7 +70,7 @@ TEST(Env, ChoicesAreChecked) {
   };
   for (const Case& c :
        {Case{"WEFT_SHM_STAGE_STORES", &EnvConfig::shmStageStores, "auto", "streamed"},
-        Case{"WEFT_SHM_SINGLE_COPY", &EnvConfig::shmSingleCopy, "never", "auto"}}) {
+        Case{"WEFT_SHM_SINGLE_COPY", &EnvConfig::shmSingleCopy, "auto", "never"}}) {
     SCOPED_TRACE(c.name);
     std::vector<std::string> warnings;
     unsetenv(c.name);

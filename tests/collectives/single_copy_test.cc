@@ -42,7 +42,8 @@ struct Ranks : test::StagedRanks {
 
   void setMode(int r, Mode mode) {
     for (CollKind kind : {CollKind::kAllGather, CollKind::kBroadcast, CollKind::kAllToAll})
-      groups[r]->singleCopyChoice(kind) = TimedChoice(mode, "band", "staged", "single copy");
+      groups[r]->singleCopyChoice(kind) =
+          TimedChoice(mode, "band", "staged", "single copy", kSingleCopyTrial);
   }
 
   CollArgs args(int r, CollKind kind, size_t count, int root) const {
@@ -258,19 +259,23 @@ TEST(SingleCopy, TheDeciderChoosesForAll) {
   }
 }
 
-// Left to choose, the decider stages at first and tries single copy on the fourth call of a
-// size (the first is not timed; the fourth is the third timed one), whatever the times.
-TEST(SingleCopy, AutoTriesSingleCopyOnTheFourthCall) {
+// Left to choose, the decider stages at first and tries single copy from the fourth call of a
+// size (the first is not timed; the fourth is the third timed one) for kSingleCopyTrial.calls
+// calls, whatever the times. Its 2 ranks' staged calls probe the cores' distance, as outside
+// the band.
+TEST(SingleCopy, AutoTriesSingleCopyFromTheFourthCall) {
   Ranks ranks(2, Mode::kAuto);
   const size_t count = TimedChoice::kMinBytes / sizeof(int32_t);
-  for (int call = 1; call <= 4; ++call) {
+  const int lastTry = 3 + kSingleCopyTrial.calls;
+  for (int call = 1; call <= lastTry; ++call) {
     SCOPED_TRACE("call " + std::to_string(call));
     std::vector<std::vector<int32_t>> in(2), out(2, std::vector<int32_t>(2 * count, -1));
     for (int r = 0; r < 2; ++r) {
       in[r] = inputs(r, count);
       ranks.start(r, CollKind::kAllGather, count, 0, in[r].data(), out[r].data());
     }
-    ASSERT_TRUE(ranks.finish(call == 4).ok());
+    ASSERT_TRUE(ranks.finish(call >= 4).ok());
+    EXPECT_TRUE(ranks.groups[0]->coresFar().has_value());
     for (int r = 0; r < 2; ++r) {
       for (size_t i = 0; i < 2 * count; ++i)
         ASSERT_EQ(out[r][i], input(static_cast<int>(i / count), i % count)) << "rank " << r;

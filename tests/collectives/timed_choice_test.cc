@@ -109,6 +109,43 @@ TEST(TimedChoice, ComparesInPlaceCallsWithInPlaceOnes) {
   EXPECT_FALSE(s.second());
 }
 
+// Tried in runs (TimedChoice::Trial): the warm-up calls of a try are not compared, however
+// fast, and a later call of the same try that wins takes over.
+TEST(TimedChoice, ComparesATrysCallsAfterItsWarmUps) {
+  TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {4, 2, true});
+  EXPECT_EQ(run(s, 3, 1.0, 0.1), 0);  // not timed, then two timed calls staged
+  for (double took : {0.1, 0.1}) {    // the warm-ups: far faster, yet not compared
+    EXPECT_TRUE(s.secondFor(kBytes, false));
+    s.record(took);
+  }
+  EXPECT_FALSE(s.second());
+  EXPECT_TRUE(s.secondFor(kBytes, false));
+  s.record(0.95);  // not fast enough
+  EXPECT_FALSE(s.second());
+  EXPECT_TRUE(s.secondFor(kBytes, false));
+  s.record(0.5);
+  EXPECT_TRUE(s.second());
+}
+
+// Tries that lose come ever more seldom: after each, the wait for the next doubles, up to
+// kMaxExplorePeriod timed calls. One that wins resets it.
+TEST(TimedChoice, LosingTriesBackOff) {
+  TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {4, 2, true});
+  // Tries of 4 calls begin at timed calls 3, 3 + 32 + 3 = 38 (the wait counts from a try's
+  // end), 41 + 64, 108 + 128 and 239 + 256.
+  EXPECT_EQ(run(s, 1 + 494, 1.0, 1.5), 16);
+  EXPECT_EQ(run(s, 1, 1.0, 1.5), 1);
+  EXPECT_EQ(run(s, 3 + 255, 1.0, 1.5), 3);  // the fifth try's end, then the wait at its longest
+  EXPECT_EQ(run(s, 4, 1.0, 1.5), 4);
+  // Single copy becomes the faster: it wins the next try and stays, and staged is tried again
+  // kExplorePeriod timed calls later, no longer kMaxExplorePeriod.
+  EXPECT_EQ(run(s, 255, 1.0, 0.5), 0);
+  EXPECT_EQ(run(s, 3, 1.0, 0.5), 3);  // two warm-ups, then the call that wins
+  EXPECT_TRUE(s.second());
+  EXPECT_EQ(run(s, TimedChoice::kExplorePeriod - 1, 1.0, 0.5), TimedChoice::kExplorePeriod - 1);
+  EXPECT_EQ(run(s, 4, 1.0, 0.5), 0);
+}
+
 TEST(TimedChoice, ParsesModes) {
   EXPECT_EQ(TimedChoice::parse("auto", "cached", "streamed"), TimedChoice::Mode::kAuto);
   EXPECT_EQ(TimedChoice::parse("cached", "cached", "streamed"), TimedChoice::Mode::kFirst);
