@@ -66,11 +66,10 @@ struct SingleCopyLimits {
 };
 
 // How the decider tries the way not in use (TimedChoice::Trial). A single-copy call right after
-// staged ones, or a staged one right after single-copy ones, ran up to twice as slow as the
-// calls after it: 4-rank all_to_all of 4M, single copy 1.6-2.1 ms in its first two calls of a
-// try and 0.9-1.1 after, staged 1.4-1.8 throughout. Tried one call at a time, single copy
-// never took over there, though it was the faster. So a try is 4 calls, the first 2 not
-// compared, and tries that lose back off.
+// staged ones ran up to twice as slow as the single-copy calls after it: 4-rank all_to_all of
+// 4M, single copy 1.6-2.1 ms in its first two calls of a try and 0.9-1.1 after, staged 1.4-1.8
+// throughout. Tried one call at a time, single copy never took over there, though it was the
+// faster. So a try is 4 calls, the first 2 not compared, and tries that lose back off.
 inline constexpr TimedChoice::Trial kSingleCopyTrial{4, 2, true};
 
 // Whether rank `reader` reads rank `owner`'s input.
