@@ -43,12 +43,16 @@ bool TimedChoice::secondFor(size_t bytes, bool inPlace) {
     exploreDue_ = true;
     nextTry_ = timedCalls_ + period_;
   }
+  // A try's calls are of one size class, so that its warm-ups warm what it then compares: a
+  // call of another class ends it (the other class begins its own when its turn comes).
+  if (tryLeft_ > 0 && c != tryClass_) tryLeft_ = 0;
   // Only where the option in use has times to compare with.
   const bool comparable = k.times[second_ ? 1 : 0].count >= 2;
   if (tryLeft_ == 0 && (exploreDue_ || !k.explored) && comparable) {
     exploreDue_ = false;
     k.explored = true;
     tryLeft_ = trial_.calls;
+    tryClass_ = c;
   }
   pendingExplores_ = tryLeft_ > 0 && comparable;
   pendingWarmup_ = pendingExplores_ && trial_.calls - tryLeft_ < trial_.warmups;

@@ -110,6 +110,7 @@ class TimedChoice {
   uint64_t nextTry_ = kExplorePeriod;  // the timed call at which the next try is due
   bool exploreDue_ = false;
   int tryLeft_ = 0;                                // calls left in the try under way
+  int tryClass_ = -1;                              // its size class
   std::array<SizeClass, 2 * kClasses> classes_{};  // by size, out of place then in place
   // The call being timed: its class (-1: none), size, the option it took, and whether it tried
   // the option not in use.

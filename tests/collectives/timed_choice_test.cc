@@ -127,6 +127,29 @@ TEST(TimedChoice, ComparesATrysCallsAfterItsWarmUps) {
   EXPECT_TRUE(s.second());
 }
 
+// A try's calls are all of one size: a call of another size ends it, and that size begins a
+// try of its own, whose warm-ups are not compared however fast.
+TEST(TimedChoice, ATryEndsWhereItsSizeEnds) {
+  TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {4, 2, true});
+  // 8M: not timed, two timed calls staged, then the two warm-ups of a try.
+  EXPECT_EQ(run(s, 3 + 2, 1.0, 2.0), 2);
+  const size_t big = size_t{512} << 20;
+  auto call = [&](double staged, double single) {
+    const bool second = s.secondFor(big, false);
+    s.record(second ? single : staged);
+    return second;
+  };
+  EXPECT_FALSE(call(100.0, 1.0));  // not timed
+  EXPECT_FALSE(call(100.0, 1.0));
+  EXPECT_FALSE(call(100.0, 1.0));
+  for (int warmUp = 0; warmUp < 2; ++warmUp) {
+    EXPECT_TRUE(call(100.0, 1.0));
+    EXPECT_FALSE(s.second());
+  }
+  EXPECT_TRUE(call(100.0, 1.0));
+  EXPECT_TRUE(s.second());
+}
+
 // Tries that lose come ever more seldom: after each, the wait for the next doubles, up to
 // kMaxExplorePeriod timed calls. One that wins resets it.
 TEST(TimedChoice, LosingTriesBackOff) {
