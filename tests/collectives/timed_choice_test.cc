@@ -154,7 +154,7 @@ TEST(TimedChoice, ATryEndsWhereItsSizeEnds) {
 // kMaxExplorePeriod timed calls. One that wins resets it.
 TEST(TimedChoice, LosingTriesBackOff) {
   TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {4, 2, true});
-  // Tries of 4 calls begin at timed calls 3, 3 + 32 + 3 = 38 (the wait counts from a try's
+  // Tries of 4 calls begin at timed calls 3, 6 + 32 = 38 (the wait counts from a try's
   // end), 41 + 64, 108 + 128 and 239 + 256.
   EXPECT_EQ(run(s, 1 + 494, 1.0, 1.5), 16);
   EXPECT_EQ(run(s, 1, 1.0, 1.5), 1);
