@@ -94,6 +94,8 @@ void TimedChoice::endTry(bool switched) {
   if (!trial_.backsOff) return;
   period_ = switched ? kExplorePeriod : std::min(2 * period_, kMaxExplorePeriod);
   nextTry_ = timedCalls_ + period_;
+  // The wait begins anew here, so a try that came due during this one is dropped, not run next.
+  exploreDue_ = false;
 }
 
 }  // namespace weft

@@ -169,6 +169,31 @@ TEST(TimedChoice, LosingTriesBackOff) {
   EXPECT_EQ(run(s, 4, 1.0, 0.5), 0);
 }
 
+// A periodic try that comes due during a size's first try is dropped: the wait for the next
+// one counts from the end of that try, as after any other.
+TEST(TimedChoice, ATryDueDuringAnotherIsDropped) {
+  TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {4, 2, true});
+  // 8M: the first try at timed calls 3-6, after which the next is due at 6 + 32 = 38.
+  EXPECT_EQ(run(s, 1 + 33, 1.0, 1.5), 4);
+  const size_t big = size_t{512} << 20;
+  auto calls = [&](int n) {
+    int seconds = 0;
+    for (int i = 0; i < n; ++i) {
+      const bool second = s.secondFor(big, false);
+      seconds += second ? 1 : 0;
+      s.record(second ? 1.5 : 1.0);
+    }
+    return seconds;
+  };
+  // 512M: not timed, timed calls 34 and 35 staged, then its first try at 36-39, in which the
+  // periodic one comes due.
+  EXPECT_EQ(calls(1 + 2 + 4), 4);
+  // The next try begins at 39 + 64, and not at once.
+  EXPECT_EQ(calls(63), 0);
+  EXPECT_EQ(calls(4), 4);
+  EXPECT_FALSE(s.second());
+}
+
 TEST(TimedChoice, ParsesModes) {
   EXPECT_EQ(TimedChoice::parse("auto", "cached", "streamed"), TimedChoice::Mode::kAuto);
   EXPECT_EQ(TimedChoice::parse("cached", "cached", "streamed"), TimedChoice::Mode::kFirst);
