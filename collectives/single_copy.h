@@ -69,8 +69,9 @@ struct SingleCopyLimits {
 // staged ones ran up to twice as slow as the single-copy calls after it: 4-rank all_to_all of
 // 4M, single copy 1.6-2.1 ms in its first two calls of a try and 0.9-1.1 after, staged 1.4-1.8
 // throughout. Tried one call at a time, single copy never took over there, though it was the
-// faster. So a try is 4 calls, the first 2 not compared, and tries that lose back off.
-inline constexpr TimedChoice::Trial kSingleCopyTrial{4, 2, true};
+// faster. So each size in a try warms up for 2 calls, the try compares 2 after them, and tries
+// that lose back off.
+inline constexpr TimedChoice::Trial kSingleCopyTrial{2, 2, true};
 
 // Whether rank `reader` reads rank `owner`'s input.
 bool singleCopyReads(const CollArgs& args, int reader, int owner);

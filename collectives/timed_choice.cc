@@ -22,9 +22,15 @@ int TimedChoice::classOf(size_t bytes, bool inPlace) {
   return 2 * c + (inPlace ? 1 : 0);
 }
 
+void TimedChoice::Times::add(double perByte) {
+  latest[next] = perByte;
+  next = (next + 1) % kWindow;
+  count = std::min(count + 1, kWindow);
+}
+
 double TimedChoice::Times::best() const {
   double b = latest[0];
-  for (int i = 1; i < std::min(count, kWindow); ++i)
+  for (int i = 1; i < count; ++i)
     b = std::min(b, latest[i]);
   return b;
 }
@@ -43,20 +49,21 @@ bool TimedChoice::secondFor(size_t bytes, bool inPlace) {
     exploreDue_ = true;
     nextTry_ = timedCalls_ + period_;
   }
-  // A try's calls are of one size class, so that its warm-ups warm what it then compares: a
-  // call of another class ends it (the other class begins its own when its turn comes).
-  if (tryLeft_ > 0 && c != tryClass_) tryLeft_ = 0;
-  // Only where the option in use has times to compare with.
+  // Only where the option in use has times to compare with: a size without them keeps it, even
+  // during a try, until it has them.
   const bool comparable = k.times[second_ ? 1 : 0].count >= 2;
-  if (tryLeft_ == 0 && (exploreDue_ || !k.explored) && comparable) {
-    exploreDue_ = false;
+  if (comparable && tryLeft_ == 0 && (exploreDue_ || !k.explored)) {
+    beginTry();
     k.explored = true;
-    tryLeft_ = trial_.calls;
-    tryClass_ = c;
   }
-  pendingExplores_ = tryLeft_ > 0 && comparable;
-  pendingWarmup_ = pendingExplores_ && trial_.calls - tryLeft_ < trial_.warmups;
-  if (pendingExplores_) --tryLeft_;
+  pendingExplores_ = comparable && tryLeft_ > 0;
+  pendingWarmup_ = pendingExplores_ && k.tryWarmups < trial_.warmups;
+  if (pendingWarmup_) {
+    ++k.tryWarmups;
+  } else if (pendingExplores_) {
+    --tryLeft_;
+    k.explored = true;
+  }
   pending_ = c;
   pendingBytes_ = bytes;
   pendingSecond_ = pendingExplores_ != second_;
@@ -87,6 +94,13 @@ void TimedChoice::record(double seconds) {
     }
   }
   pending_ = -1;
+}
+
+void TimedChoice::beginTry() {
+  exploreDue_ = false;
+  tryLeft_ = trial_.compared;
+  for (SizeClass& k : classes_)
+    k.tryWarmups = 0;
 }
 
 void TimedChoice::endTry(bool switched) {

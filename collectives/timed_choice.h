@@ -46,13 +46,16 @@ class TimedChoice {
   // The longest wait between tries where tries back off (Trial::backsOff).
   static constexpr uint64_t kMaxExplorePeriod = 16 * kExplorePeriod;
 
-  // How the option not in use is tried: `calls` calls in a row, the first `warmups` of which are
-  // not compared, and whether each try that loses doubles the wait for the next one (up to
-  // kMaxExplorePeriod; a switch resets it). Warm-up calls are for an option whose first calls
-  // after the other's pay for the state that one left the buffers in; a try of several calls
-  // costs more where it loses, hence the backing off.
+  // How the option not in use is tried. During a try, every call of a size with times to
+  // compare with takes it: each such size's first `warmups` calls in the try are not compared,
+  // and the try ends after `compared` calls that are, of whatever sizes. So sizes that take turns
+  // (the layers of a model) are tried together, each as warm as the option tried leaves it.
+  // Warm-up calls are for an option whose first calls of a size after the other's pay for the
+  // state that one left the buffers in. `backsOff`: each try that loses doubles the wait for the
+  // next (up to kMaxExplorePeriod; a switch resets it), as a try of several calls costs more
+  // where it loses.
   struct Trial {
-    int calls = 1;
+    int compared = 1;  // at least 1
     int warmups = 0;
     bool backsOff = false;
   };
@@ -87,17 +90,20 @@ class TimedChoice {
   // The times per byte of an option's last kWindow calls of one size class.
   struct Times {
     std::array<double, kWindow> latest{};
-    int count = 0;
-    void add(double perByte) { latest[count++ % kWindow] = perByte; }
+    int next = 0;   // where the next time goes
+    int count = 0;  // how many are held, up to kWindow
+    void add(double perByte);
     double best() const;
   };
   struct SizeClass {
-    bool seen = false;  // its first call is not timed: it faults the buffers' pages in
-    bool explored = false;
+    bool seen = false;           // its first call is not timed: it faults the buffers' pages in
+    bool explored = false;       // it has begun a try, or been compared in one
+    int tryWarmups = 0;          // its warm-up calls in the try under way
     std::array<Times, 2> times;  // by option
   };
   static int classOf(size_t bytes, bool inPlace);
 
+  void beginTry();
   void endTry(bool switched);
 
   Mode mode_;
@@ -109,8 +115,7 @@ class TimedChoice {
   uint64_t period_ = kExplorePeriod;   // timed calls between tries
   uint64_t nextTry_ = kExplorePeriod;  // the timed call at which the next try is due
   bool exploreDue_ = false;
-  int tryLeft_ = 0;                                // calls left in the try under way
-  int tryClass_ = -1;                              // its size class
+  int tryLeft_ = 0;                                // calls left to compare in the try under way
   std::array<SizeClass, 2 * kClasses> classes_{};  // by size, out of place then in place
   // The call being timed: its class (-1: none), size, the option it took, and whether it tried
   // the option not in use.

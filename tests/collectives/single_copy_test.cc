@@ -260,13 +260,13 @@ TEST(SingleCopy, TheDeciderChoosesForAll) {
 }
 
 // Left to choose, the decider stages at first and tries single copy from the fourth call of a
-// size (the first is not timed; the fourth is the third timed one) for kSingleCopyTrial.calls
-// calls, whatever the times. Its 2 ranks' staged calls probe the cores' distance, as outside
-// the band.
+// size (the first is not timed; the fourth is the third timed one) for kSingleCopyTrial's
+// warm-ups and compared calls, whatever the times. Its 2 ranks' staged calls probe the cores'
+// distance, as outside the band.
 TEST(SingleCopy, AutoTriesSingleCopyFromTheFourthCall) {
   Ranks ranks(2, Mode::kAuto);
   const size_t count = TimedChoice::kMinBytes / sizeof(int32_t);
-  const int lastTry = 3 + kSingleCopyTrial.calls;
+  const int lastTry = 3 + kSingleCopyTrial.warmups + kSingleCopyTrial.compared;
   for (int call = 1; call <= lastTry; ++call) {
     SCOPED_TRACE("call " + std::to_string(call));
     std::vector<std::vector<int32_t>> in(2), out(2, std::vector<int32_t>(2 * count, -1));

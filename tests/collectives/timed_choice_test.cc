@@ -112,7 +112,7 @@ TEST(TimedChoice, ComparesInPlaceCallsWithInPlaceOnes) {
 // Tried in runs (TimedChoice::Trial): the warm-up calls of a try are not compared, however
 // fast, and a later call of the same try that wins takes over.
 TEST(TimedChoice, ComparesATrysCallsAfterItsWarmUps) {
-  TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {4, 2, true});
+  TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {2, 2, true});
   EXPECT_EQ(run(s, 3, 1.0, 0.1), 0);  // not timed, then two timed calls staged
   for (double took : {0.1, 0.1}) {    // the warm-ups: far faster, yet not compared
     EXPECT_TRUE(s.secondFor(kBytes, false));
@@ -127,10 +127,11 @@ TEST(TimedChoice, ComparesATrysCallsAfterItsWarmUps) {
   EXPECT_TRUE(s.second());
 }
 
-// A try's calls are all of one size: a call of another size ends it, and that size begins a
-// try of its own, whose warm-ups are not compared however fast.
-TEST(TimedChoice, ATryEndsWhereItsSizeEnds) {
-  TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {4, 2, true});
+// Each size warms up in a try: a try begun at one size goes on at the next, whose first calls
+// of the option tried are warm-ups, however fast, and are not compared; a size already warm is
+// compared at once.
+TEST(TimedChoice, EachSizeWarmsUpInATry) {
+  TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {2, 2, true});
   // 8M: not timed, two timed calls staged, then the two warm-ups of a try.
   EXPECT_EQ(run(s, 3 + 2, 1.0, 2.0), 2);
   const size_t big = size_t{512} << 20;
@@ -140,20 +141,72 @@ TEST(TimedChoice, ATryEndsWhereItsSizeEnds) {
     return second;
   };
   EXPECT_FALSE(call(100.0, 1.0));  // not timed
-  EXPECT_FALSE(call(100.0, 1.0));
+  EXPECT_FALSE(call(100.0, 1.0));  // no staged times yet to compare with
   EXPECT_FALSE(call(100.0, 1.0));
   for (int warmUp = 0; warmUp < 2; ++warmUp) {
     EXPECT_TRUE(call(100.0, 1.0));
     EXPECT_FALSE(s.second());
   }
-  EXPECT_TRUE(call(100.0, 1.0));
+  EXPECT_TRUE(s.secondFor(kBytes, false));
+  s.record(0.5);
   EXPECT_TRUE(s.second());
+}
+
+// A size that comes less often than another begins a try once, as every size does, and then
+// waits for the schedule like the rest, though its own calls were never compared.
+TEST(TimedChoice, ASeldomSizeWaitsForTheSchedule) {
+  TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {2, 2, true});
+  const size_t sizes[] = {size_t{1} << 20, size_t{4} << 20, size_t{4} << 20};
+  int seconds = 0;
+  for (int i = 0; i < 3 * 100; ++i) {
+    const size_t bytes = sizes[i % 3];
+    const bool second = s.secondFor(bytes, false);
+    seconds += second ? 1 : 0;
+    s.record((second ? 1.5e-3 : 1e-3) * static_cast<double>(bytes >> 20));
+  }
+  // Each size begins one try (at timed calls 4 and 11), and each that loses doubles the wait, so
+  // the next two begin at 80 and 213: 4 tries of at most 2 warm-ups of each size and 2 compared
+  // calls.
+  EXPECT_LE(seconds, 4 * 6);
+  EXPECT_FALSE(s.second());
+}
+
+// Sizes that take turns, as a model's layers do, are tried together: each call of the try takes
+// single copy, each size warms up, and the faster way takes over.
+TEST(TimedChoice, SizesThatTakeTurnsAreTriedTogether) {
+  TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {2, 2, true});
+  const size_t sizes[] = {size_t{1} << 20, size_t{3} << 20};
+  // Single copy is half as fast as staging for the first two calls of a size after staged
+  // ones, and twice as fast after that.
+  int runOfSecond[2] = {0, 0};
+  auto call = [&](int which) {
+    const bool second = s.secondFor(sizes[which], false);
+    runOfSecond[which] = second ? runOfSecond[which] + 1 : 0;
+    const double staged = 1e-3 * static_cast<double>(sizes[which] >> 20);
+    s.record(second ? (runOfSecond[which] <= 2 ? 2.0 : 0.5) * staged : staged);
+    return second;
+  };
+  auto calls = [&](int n) {
+    int seconds = 0;
+    for (int i = 0; i < n; ++i)
+      seconds += call(i % 2) ? 1 : 0;
+    return seconds;
+  };
+  // Each size: not timed, two timed calls staged, then the try's two warm-ups each; the first
+  // size's compared call wins, and the second's next call goes single copy.
+  EXPECT_EQ(calls(2 * 6), 2 + 2 + 2);
+  EXPECT_TRUE(s.second());
+  // The second size, not yet compared, tries staging, with the first: two warm-ups each and a
+  // compared call each, which lose.
+  EXPECT_EQ(calls(2 * 10), 20 - 6);
+  EXPECT_TRUE(s.second());
+  EXPECT_EQ(calls(2 * 5), 10);
 }
 
 // Tries that lose come ever more seldom: after each, the wait for the next doubles, up to
 // kMaxExplorePeriod timed calls. One that wins resets it.
 TEST(TimedChoice, LosingTriesBackOff) {
-  TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {4, 2, true});
+  TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {2, 2, true});
   // Tries of 4 calls begin at timed calls 3, 6 + 32 = 38 (the wait counts from a try's
   // end), 41 + 64, 108 + 128 and 239 + 256.
   EXPECT_EQ(run(s, 1 + 494, 1.0, 1.5), 16);
@@ -172,7 +225,7 @@ TEST(TimedChoice, LosingTriesBackOff) {
 // A periodic try that comes due during a size's first try is dropped: the wait for the next
 // one counts from the end of that try, as after any other.
 TEST(TimedChoice, ATryDueDuringAnotherIsDropped) {
-  TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {4, 2, true});
+  TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {2, 2, true});
   // 8M: the first try at timed calls 3-6, after which the next is due at 6 + 32 = 38.
   EXPECT_EQ(run(s, 1 + 33, 1.0, 1.5), 4);
   const size_t big = size_t{512} << 20;
