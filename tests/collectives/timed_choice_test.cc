@@ -10,17 +10,24 @@ namespace weft {
 namespace {
 
 constexpr size_t kBytes = size_t{8} << 20;
+constexpr size_t kBig = size_t{512} << 20;
 
-// Runs `calls` calls of kBytes in which ordinary staging takes `cached` seconds and streaming
+// Runs `calls` calls of `bytes` in which ordinary staging takes `cached` seconds and streaming
 // `streamed`; returns how many calls streamed.
-int run(TimedChoice& s, int calls, double cached, double streamed, bool inPlace = false) {
+int runAt(TimedChoice& s, size_t bytes, int calls, double cached, double streamed,
+          bool inPlace = false) {
   int streams = 0;
   for (int i = 0; i < calls; ++i) {
-    const bool stream = s.secondFor(kBytes, inPlace);
+    const bool stream = s.secondFor(bytes, inPlace);
     streams += stream ? 1 : 0;
     s.record(stream ? streamed : cached);
   }
   return streams;
+}
+
+// The same, of kBytes.
+int run(TimedChoice& s, int calls, double cached, double streamed, bool inPlace = false) {
+  return runAt(s, kBytes, calls, cached, streamed, inPlace);
 }
 
 TEST(TimedChoice, FixedModesNeverChange) {
@@ -88,14 +95,13 @@ TEST(TimedChoice, ComparesWithinOneSize) {
   TimedChoice s;
   run(s, 1 + 15, 1.0, 1.2);  // 15 timed 8M calls, ordinary
   EXPECT_FALSE(s.second());
-  const size_t big = size_t{512} << 20;
-  EXPECT_FALSE(s.secondFor(big, false));  // its first call: not timed
+  EXPECT_FALSE(s.secondFor(kBig, false));  // its first call: not timed
   s.record(100.0);
-  EXPECT_FALSE(s.secondFor(big, false));  // the 16th timed call, but 512M has no times yet
+  EXPECT_FALSE(s.secondFor(kBig, false));  // the 16th timed call, but 512M has no times yet
   s.record(64.0);
-  EXPECT_FALSE(s.secondFor(big, false));  // one only
+  EXPECT_FALSE(s.secondFor(kBig, false));  // one only
   s.record(64.0);
-  EXPECT_TRUE(s.secondFor(big, false));  // now it explores: 32 against 64
+  EXPECT_TRUE(s.secondFor(kBig, false));  // now it explores: 32 against 64
   s.record(32.0);
   EXPECT_TRUE(s.second());
 }
@@ -134,17 +140,10 @@ TEST(TimedChoice, EachSizeWarmsUpInATry) {
   TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {2, 2, true});
   // 8M: not timed, two timed calls staged, then the two warm-ups of a try.
   EXPECT_EQ(run(s, 3 + 2, 1.0, 2.0), 2);
-  const size_t big = size_t{512} << 20;
-  auto call = [&](double staged, double single) {
-    const bool second = s.secondFor(big, false);
-    s.record(second ? single : staged);
-    return second;
-  };
-  EXPECT_FALSE(call(100.0, 1.0));  // not timed
-  EXPECT_FALSE(call(100.0, 1.0));  // no staged times yet to compare with
-  EXPECT_FALSE(call(100.0, 1.0));
+  // 512M: not timed, then two calls staged, as it has no staged times yet to compare with.
+  EXPECT_EQ(runAt(s, kBig, 3, 100.0, 1.0), 0);
   for (int warmUp = 0; warmUp < 2; ++warmUp) {
-    EXPECT_TRUE(call(100.0, 1.0));
+    EXPECT_EQ(runAt(s, kBig, 1, 100.0, 1.0), 1);
     EXPECT_FALSE(s.second());
   }
   EXPECT_TRUE(s.secondFor(kBytes, false));
@@ -228,22 +227,12 @@ TEST(TimedChoice, ATryDueDuringAnotherIsDropped) {
   TimedChoice s(TimedChoice::Mode::kAuto, "band", "staged", "single copy", {2, 2, true});
   // 8M: the first try at timed calls 3-6, after which the next is due at 6 + 32 = 38.
   EXPECT_EQ(run(s, 1 + 33, 1.0, 1.5), 4);
-  const size_t big = size_t{512} << 20;
-  auto calls = [&](int n) {
-    int seconds = 0;
-    for (int i = 0; i < n; ++i) {
-      const bool second = s.secondFor(big, false);
-      seconds += second ? 1 : 0;
-      s.record(second ? 1.5 : 1.0);
-    }
-    return seconds;
-  };
   // 512M: not timed, timed calls 34 and 35 staged, then its first try at 36-39, in which the
   // periodic one comes due.
-  EXPECT_EQ(calls(1 + 2 + 4), 4);
+  EXPECT_EQ(runAt(s, kBig, 1 + 2 + 4, 1.0, 1.5), 4);
   // The next try begins at 39 + 64, and not at once.
-  EXPECT_EQ(calls(63), 0);
-  EXPECT_EQ(calls(4), 4);
+  EXPECT_EQ(runAt(s, kBig, 63, 1.0, 1.5), 0);
+  EXPECT_EQ(runAt(s, kBig, 4, 1.0, 1.5), 4);
   EXPECT_FALSE(s.second());
 }
 
