@@ -10,6 +10,7 @@
 #include "src/base/env.h"
 #include "src/base/log.h"
 #include "src/base/wait.h"
+#include "src/comm/agreed_settings.h"
 #include "src/comm/calibration.h"
 #include "src/comm/rank_placement.h"
 #include "transports/shm/shm_transport.h"
@@ -74,19 +75,9 @@ AlgoParams Communicator::algoParams(size_t elemSize) const {
 
 Status Communicator::connect(const UniqueIdData& id) {
   setLogRank(rank_);
-  Status s = AlgoOverride::parse(config_.algo, &algoOverride_);
-  if (s.ok()) {
-    // "never" leaves the band empty: nothing waits for a decider.
-    s = SingleCopyLimits::parse(config_.shmSingleCopyColls,
-                                config_.shmSingleCopy == "never" ? 0 : config_.shmSingleCopyBytes,
-                                config_.shmSingleCopyMaxBytes, config_.shmSingleCopyMaxRanks,
-                                &singleCopyLimits_);
-  }
-  if (s.ok()) {
-    SockAddr local;
-    s = chooseLocalAddress(id.root.toSockAddr(), &local);
-    if (s.ok()) s = connectTransports(id, local);
-  }
+  SockAddr local;
+  Status s = chooseLocalAddress(id.root.toSockAddr(), &local);
+  if (s.ok()) s = connectTransports(id, local);
   if (!s.ok()) {
     s = s.withContext(strprintf("rank %d of %d could not join the communicator", rank_, nranks_));
     fail(s);
@@ -106,6 +97,17 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   bo.timeoutMs = config_.timeoutMs;
   bo.abort = &abort_;
   WEFT_RETURN_IF_ERROR(Bootstrap::create(id, bo, &bootstrap_));
+  std::vector<Blob> settings;
+  WEFT_RETURN_IF_ERROR(bootstrap_->allGather(encodeSettings(config_), &settings)
+                           .withContext("comparing the ranks' settings"));
+  WEFT_RETURN_IF_ERROR(checkSettingsAgree(settings));
+  // Parsed once the ranks agree, so that a bad value fails every rank alike, not one rank while
+  // the others wait for it at the bootstrap.
+  WEFT_RETURN_IF_ERROR(AlgoOverride::parse(config_.algo, &algoOverride_));
+  // "never" leaves the band empty: nothing waits for a decider.
+  WEFT_RETURN_IF_ERROR(SingleCopyLimits::parse(
+      config_.shmSingleCopyColls, config_.shmSingleCopy == "never" ? 0 : config_.shmSingleCopyBytes,
+      config_.shmSingleCopyMaxBytes, config_.shmSingleCopyMaxRanks, &singleCopyLimits_));
 
   const auto& ranks = bootstrap_->ranks();
   placeRanks();
@@ -164,23 +166,29 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
     channels_[r] = Channel(links_[r].get(), id.commTag, rank_, r);
     channelPtrs_[r] = &channels_[r];
   }
-  linkModel_ = tcpPeers.empty() ? kShmModel : kTcpModel;
-  intraHostModel_ = config_.transport == "tcp" ? kTcpModel : kShmModel;
+  // What kinds of link the communicator has, from data every rank holds alike (the agreed
+  // settings and the bootstrap's table of hosts): a rank's own peers would not do, since on
+  // hosts of different sizes some ranks have shm peers and others none.
+  const bool tcpWithin = config_.transport == "tcp";
+  bool sharedHost = false;
+  for (const std::vector<int>& members : hostGroups_.hosts)
+    sharedHost = sharedHost || members.size() > 1;
+  const bool anyTcp = manyHosts || tcpWithin;
+  const bool anyShm = sharedHost && !tcpWithin;
+  linkModel_ = anyTcp ? kTcpModel : kShmModel;
+  intraHostModel_ = tcpWithin ? kTcpModel : kShmModel;
   interHostModel_ = kTcpModel;
   setUpDirect();
   // Every rank must have connected before any uses its links; the all-gather that waits for
-  // that also tells whether every rank wants the links measured (all must do it or none),
-  // each rank's NIC bandwidth, so that all price the links between hosts alike, and the CPUs
-  // each may run on.
+  // that also tells each rank's NIC bandwidth, so that all price the links between hosts alike,
+  // and the CPUs each may run on.
   const cpu_set_t cpus = usableCpus();
-  Blob mine(1 + sizeof(double) + sizeof(cpus));
-  mine[0] = config_.calibrate ? 1 : 0;
-  memcpy(mine.data() + 1, &nic.bandwidthGBps, sizeof(double));
-  memcpy(mine.data() + 1 + sizeof(double), &cpus, sizeof(cpus));
-  std::vector<Blob> wants;
+  Blob mine(sizeof(double) + sizeof(cpus));
+  memcpy(mine.data(), &nic.bandwidthGBps, sizeof(double));
+  memcpy(mine.data() + sizeof(double), &cpus, sizeof(cpus));
+  std::vector<Blob> theirs;
   WEFT_RETURN_IF_ERROR(
-      bootstrap_->allGather(mine, &wants).withContext("waiting for all ranks to connect"));
-  bool calibrate = true;
+      bootstrap_->allGather(mine, &theirs).withContext("waiting for all ranks to connect"));
   std::vector<double> nicGBps;
   // Oversubscribed: this host's ranks outnumber the CPUs they may run on together (ranks bound
   // to a core each are not; ranks bound to one core are).
@@ -188,18 +196,16 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   cpu_set_t hostCpus;
   CPU_ZERO(&hostCpus);
   for (int r = 0; r < nranks_; ++r) {
-    const Blob& w = wants[r];
-    calibrate = calibrate && w.size() == mine.size() && w[0] == 1;
+    const Blob& w = theirs[r];
+    if (w.size() != mine.size()) return Status(weftInternalError, "bad connect message");
     double gbps = 0;
-    cpu_set_t theirs = cpus;
-    if (w.size() == mine.size()) {
-      memcpy(&gbps, w.data() + 1, sizeof(double));
-      memcpy(&theirs, w.data() + 1 + sizeof(double), sizeof(theirs));
-    }
+    cpu_set_t theirCpus;
+    memcpy(&gbps, w.data(), sizeof(double));
+    memcpy(&theirCpus, w.data() + sizeof(double), sizeof(theirCpus));
     nicGBps.push_back(gbps);
     if (ranks[r].hostHash != ranks[rank_].hostHash) continue;
     ++localRanks;
-    CPU_OR(&hostCpus, &hostCpus, &theirs);
+    CPU_OR(&hostCpus, &hostCpus, &theirCpus);
   }
   oversubscribed_ = localRanks > static_cast<size_t>(CPU_COUNT(&hostCpus));
   socketPeers_ = !tcpPeers.empty();
@@ -210,13 +216,13 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
               describe().c_str(), interHostModel_.bandwidthGBps);
   }
   // A communicator whose links are all of one kind measures them for the cost model.
-  if (calibrate && (shmPeers.empty() || tcpPeers.empty())) {
+  if (config_.calibrate && !(anyTcp && anyShm)) {
     LinkModel measured;
     WEFT_RETURN_IF_ERROR(
         calibrateLinks(*this, linkModel_, &measured).withContext("measuring the links"));
     linkModel_ = measured;
-    (tcpPeers.empty() ? intraHostModel_ : interHostModel_) = measured;
-    if (config_.transport == "tcp") intraHostModel_ = measured;
+    (anyTcp ? interHostModel_ : intraHostModel_) = measured;
+    if (tcpWithin) intraHostModel_ = measured;
   }
   WEFT_INFO(kInit, "%s ready: shm to %zu peers, tcp to %zu peers, host %s; idle waits %s",
             describe().c_str(), shmPeers.size(), tcpPeers.size(), ranks[rank_].hostname,

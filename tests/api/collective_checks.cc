@@ -204,13 +204,14 @@ std::vector<weftRedOp_t> opsFor(weftDataType_t type, size_t count, size_t larges
 }
 
 void checkCollective(weftComm_t comm, Coll coll, const std::vector<size_t>& counts,
-                     weftStream_t stream) {
+                     weftStream_t stream, const std::vector<weftDataType_t>& types) {
   Ctx c{comm, stream, 0, 0};
   ASSERT_EQ(weftCommUserRank(comm, &c.rank), weftSuccess);
   ASSERT_EQ(weftCommCount(comm, &c.n), weftSuccess);
   int round = 0;
   const size_t largest = *std::max_element(counts.begin(), counts.end());
-  for (weftDataType_t type : kAllTypes) {
+  const std::vector<weftDataType_t> all(std::begin(kAllTypes), std::end(kAllTypes));
+  for (weftDataType_t type : types.empty() ? all : types) {
     for (size_t count : counts) {
       const std::vector<weftRedOp_t> ops = opsFor(type, count, largest);
       for (bool inPlace : {false, true}) {
@@ -244,6 +245,30 @@ void checkCollective(weftComm_t comm, Coll coll, const std::vector<size_t>& coun
         if (::testing::Test::HasFatalFailure()) return;
       }
     }
+  }
+}
+
+void checkSendRecv(weftComm_t comm) {
+  constexpr size_t kCount = 1001;
+  int rank = 0;
+  int n = 0;
+  ASSERT_EQ(weftCommUserRank(comm, &rank), weftSuccess);
+  ASSERT_EQ(weftCommCount(comm, &n), weftSuccess);
+  std::vector<std::vector<int32_t>> out(n), in(n);
+  ASSERT_EQ(weftGroupStart(), weftSuccess);
+  for (int p = 0; p < n; ++p) {
+    if (p == rank) continue;
+    out[p].assign(kCount, 0);
+    for (size_t i = 0; i < kCount; ++i)
+      out[p][i] = rank * 1000003 + p * 1009 + static_cast<int32_t>(i);
+    in[p].assign(kCount, -1);
+    ASSERT_EQ(weftSend(out[p].data(), kCount, weftInt32, p, comm, nullptr), weftSuccess);
+    ASSERT_EQ(weftRecv(in[p].data(), kCount, weftInt32, p, comm, nullptr), weftSuccess);
+  }
+  ASSERT_EQ(weftGroupEnd(), weftSuccess) << weftGetLastError(comm);
+  for (int p = 0; p < n; ++p) {
+    for (size_t i = 0; p != rank && i < kCount; ++i)
+      ASSERT_EQ(in[p][i], p * 1000003 + rank * 1009 + static_cast<int32_t>(i)) << "from " << p;
   }
 }
 

@@ -32,9 +32,13 @@ std::vector<size_t> standardCounts(Coll coll, int nranks);
 // collectives of an all-local communicator go mapped (collectives/mapped.h).
 void useWeftMemAlloc(bool on);
 
-// Runs coll for all types (and ops, where it reduces), counts, in place and out of place; at the
-// largest count, ops other than sum only for int32, float32 and float16.
+// Runs coll for the types (all of them unless given; and ops, where it reduces), counts, in
+// place and out of place; at the largest count, ops other than sum only for int32, float32 and
+// float16.
 void checkCollective(weftComm_t comm, Coll coll, const std::vector<size_t>& counts,
-                     weftStream_t stream = nullptr);
+                     weftStream_t stream = nullptr, const std::vector<weftDataType_t>& types = {});
+
+// In one group, each rank sends a distinct block to every other rank and checks what it got.
+void checkSendRecv(weftComm_t comm);
 
 }  // namespace weft::test
