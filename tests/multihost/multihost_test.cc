@@ -1,0 +1,272 @@
+// Ranks on simulated hosts: network namespaces joined by a bridge, each rank in a UTS namespace
+// with its host's name (tests/multihost/netns-hosts), so that ranks tell hosts apart by name as on
+// real machines, with no WEFT_HOSTID. Every collective across 3 hosts x 2 ranks and uneven
+// layouts, checked against the reference; and faults: a host's cable pulled, a rank killed, in
+// the middle of all-reduces, after which every other rank returns an error within WEFT_TIMEOUT
+// and a second, naming a peer. Needs root; skips with a message without it.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace weft::test {
+namespace {
+
+const std::string kTool = NETNS_HOSTS_PATH;
+const std::string kRank = MH_RANK_PATH;
+
+std::string shellQuote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s)
+    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs a command line; its output and exit code.
+int runCommand(const std::string& line, std::string* output = nullptr) {
+  FILE* p = popen((line + " 2>&1").c_str(), "r");
+  if (p == nullptr) return -1;
+  std::string text;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p) != nullptr)
+    text += buf;
+  const int status = pclose(p);
+  if (output != nullptr) *output = text;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+double wallSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_REALTIME, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A set of simulated hosts for one test, removed when it ends, whatever the outcome. Its name
+// holds this process's id, so that concurrent tests never meet.
+class Hosts {
+ public:
+  explicit Hosts(int n) : name_("wmh" + std::to_string(getpid() % 10000000)) {
+    if (geteuid() != 0) {
+      why_ = "needs root to create network namespaces";
+      return;
+    }
+    std::string out;
+    if (runCommand(kTool + " up " + name_ + " " + std::to_string(n), &out) != 0) {
+      why_ = "cannot create network namespaces here: " + out;
+    }
+  }
+  ~Hosts() { runCommand(kTool + " down " + name_); }
+  Hosts(const Hosts&) = delete;
+  Hosts& operator=(const Hosts&) = delete;
+
+  // Empty if the hosts are there; else why not.
+  const std::string& unavailable() const { return why_; }
+  const std::string& name() const { return name_; }
+  int run(const std::string& verbAndArgs) const {
+    std::string out;
+    return runCommand(kTool + " " + verbAndArgs, &out);
+  }
+
+ private:
+  std::string name_;
+  std::string why_;
+};
+
+// The ranks of one run: rank r on host layout[r] - 'A', its output in a file of its own.
+class Ranks {
+ public:
+  Ranks(const Hosts& hosts, const std::string& layout, const std::string& test,
+        const std::vector<std::string>& env)
+      : dir_("/tmp/weft-mh-" + std::to_string(getpid()) + "-" + std::to_string(serial_++)) {
+    mkdir(dir_.c_str(), 0700);
+    std::random_device rd;
+    char secret[33];
+    for (int i = 0; i < 32; ++i)
+      secret[i] = "0123456789abcdef"[rd() % 16];
+    secret[32] = 0;
+    const int n = static_cast<int>(layout.size());
+    for (int r = 0; r < n; ++r) {
+      std::vector<std::string> vars = {"WEFT_RANK=" + std::to_string(r),
+                                       "WEFT_WORLD_SIZE=" + std::to_string(n),
+                                       "WEFT_COMM_ID=10.78.0.1:29500",
+                                       std::string("WEFT_COMM_SECRET=") + secret,
+                                       "WEFT_DEBUG=INFO",
+                                       "WEFT_DEBUG_SUBSYS=INIT"};
+      vars.insert(vars.end(), env.begin(), env.end());
+      std::string line = "exec env";
+      for (const std::string& v : vars)
+        line += " " + shellQuote(v);
+      line += " " + kTool + " exec " + hosts.name() + " " + std::to_string(layout[r] - 'A') + " " +
+              kRank + " --gtest_filter=" + test + " >" + output(r) + " 2>&1";
+      const pid_t pid = fork();
+      if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      pids_.push_back(pid);
+    }
+  }
+
+  ~Ranks() {
+    for (pid_t pid : pids_) {
+      if (pid > 0) kill(pid, SIGKILL);
+    }
+    waitAll(5);
+    runCommand("rm -rf " + dir_);
+  }
+
+  std::string output(int rank) const { return dir_ + "/rank" + std::to_string(rank) + ".txt"; }
+  std::string text(int rank) const { return readFile(output(rank)); }
+  pid_t pid(int rank) const { return pids_[static_cast<size_t>(rank)]; }
+  int size() const { return static_cast<int>(pids_.size()); }
+
+  // Waits for every rank until the deadline, then kills those left; each rank's exit code, or
+  // -1 for one that did not exit by itself.
+  std::vector<int> waitAll(double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    codes_.resize(pids_.size(), -1);
+    for (;;) {
+      bool left = false;
+      for (size_t r = 0; r < pids_.size(); ++r) {
+        if (pids_[r] <= 0) continue;
+        int status = 0;
+        if (waitpid(pids_[r], &status, WNOHANG) == pids_[r]) {
+          codes_[r] = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+          pids_[r] = -pids_[r];
+        } else {
+          left = true;
+        }
+      }
+      if (!left) return codes_;
+      if (std::chrono::steady_clock::now() > until) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    for (pid_t& pid : pids_) {
+      if (pid <= 0) continue;
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      pid = -pid;
+    }
+    return codes_;
+  }
+
+  // Waits until every rank but `except` has printed `word` on a line; false at the deadline.
+  bool waitForAll(const std::string& word, double seconds, int except = -1) const {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      bool all = true;
+      for (int r = 0; r < size() && all; ++r)
+        all = r == except || text(r).find("\n" + word + "\n") != std::string::npos ||
+              text(r).rfind(word + "\n", 0) == 0;
+      if (all) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+ private:
+  static inline int serial_ = 0;
+  std::string dir_;
+  std::vector<pid_t> pids_;
+  std::vector<int> codes_;
+};
+
+int hostCount(const std::string& layout) {
+  return *std::max_element(layout.begin(), layout.end()) - 'A' + 1;
+}
+
+#define SKIP_WITHOUT(hosts)                                                  \
+  if (!(hosts).unavailable().empty()) GTEST_SKIP() << (hosts).unavailable(); \
+  static_assert(true)
+
+class EveryCollective : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryCollective, MatchesTheReferenceAcrossHosts) {
+  const std::string layout = GetParam();
+  Hosts hosts(hostCount(layout));
+  SKIP_WITHOUT(hosts);
+  Ranks ranks(hosts, layout, "Rank.EveryCollective", {"WEFT_TIMEOUT=60"});
+  const std::vector<int> codes = ranks.waitAll(600);
+  const std::string hostsLine = "over " + std::to_string(hostCount(layout)) + " host(s)";
+  for (int r = 0; r < ranks.size(); ++r) {
+    const std::string text = ranks.text(r);
+    EXPECT_EQ(codes[r], 0) << "rank " << r << ":\n" << text;
+    // The ranks told the hosts apart by their names alone.
+    EXPECT_NE(text.find(hostsLine), std::string::npos) << "rank " << r << ":\n" << text;
+    const std::string host = "host " + hosts.name() + "-h" + std::to_string(layout[r] - 'A');
+    EXPECT_NE(text.find(host), std::string::npos) << "rank " << r << ":\n" << text;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, EveryCollective,
+                         ::testing::Values("AABBCC", "ABCABC", "AAB", "ABBB", "AAABC"),
+                         [](const auto& info) { return info.param; });
+
+// Each rank but `spared` failed, within WEFT_TIMEOUT and a second of `at`, naming a peer.
+void expectErrorsWithin(const Ranks& ranks, const std::vector<int>& codes, double at,
+                        double timeoutSeconds, int spared) {
+  const std::regex failed("failed at ([0-9.]+): (.*)");
+  for (int r = 0; r < ranks.size(); ++r) {
+    if (r == spared) continue;
+    const std::string text = ranks.text(r);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(text, m, failed)) << "rank " << r << " saw no error:\n" << text;
+    const double after = std::stod(m[1].str()) - at;
+    EXPECT_LE(after, timeoutSeconds + 1) << "rank " << r << ": " << m[2].str();
+    EXPECT_TRUE(std::regex_search(m[2].str(), std::regex("rank [0-9]+")))
+        << "rank " << r << " named no peer: " << m[2].str();
+    EXPECT_EQ(codes[r], 0) << "rank " << r << ":\n" << text;
+  }
+}
+
+// Runs all-reduces on 3 hosts x 2 ranks with WEFT_TIMEOUT=5; once every rank has finished one,
+// `fault` strikes, taking out `spared` (or no rank: -1), and every other rank must fail in time.
+void faultMidAllReduce(const std::function<void(const Hosts&, const Ranks&)>& fault, int spared) {
+  Hosts hosts(3);
+  SKIP_WITHOUT(hosts);
+  Ranks ranks(hosts, "AABBCC", "Rank.AllReduceUntilError", {"WEFT_TIMEOUT=5"});
+  ASSERT_TRUE(ranks.waitForAll("started", 60)) << ranks.text(0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const double at = wallSeconds();
+  fault(hosts, ranks);
+  const std::vector<int> codes = ranks.waitAll(30);
+  expectErrorsWithin(ranks, codes, at, 5, spared);
+}
+
+TEST(Faults, ACablePulledMidAllReduceFailsEveryRankInTime) {
+  faultMidAllReduce(
+      [](const Hosts& hosts, const Ranks&) {
+        ASSERT_EQ(hosts.run("link " + hosts.name() + " 2 down"), 0);
+      },
+      -1);
+}
+
+TEST(Faults, ARankKilledMidAllReduceFailsEveryOtherRankInTime) {
+  faultMidAllReduce(
+      [](const Hosts&, const Ranks& ranks) { ASSERT_EQ(kill(ranks.pid(3), SIGKILL), 0); }, 3);
+}
+
+}  // namespace
+}  // namespace weft::test
