@@ -131,22 +131,30 @@ class Runner {
     }
     Backoff idle = Backoff::forProgress(idleWait_);
     if (active_.size() == 1 && active_[0].spun) idle.skipSpin();
-    Clock::time_point lastCheck{};  // read from the clock only once idle
+    Clock::time_point lastCheck{};  // read from the clock only once done spinning
     for (;;) {
       bool progressed = pass();
       if (!anyLeft_) break;
       if (progressed) {
         idle.reset();
-      } else if (!idle.sleeping()) {
+        continue;
+      }
+      if (idle.spinning()) {
         idle.pause();
-      } else {
-        const auto now = Clock::now();
-        if (lastCheck == Clock::time_point{}) lastCheck = now;
-        if (now - lastCheck > kPeerCheckInterval) {
-          lastCheck = now;
-          checkIdle();
-        }
-        if (block()) idle.reset();
+        continue;
+      }
+      // Yielding, as well as blocking, watches the peers and the timeout: thousands of yields
+      // among ranks that outnumber the cores can last seconds.
+      const auto now = Clock::now();
+      if (lastCheck == Clock::time_point{}) lastCheck = now;
+      if (now - lastCheck > kPeerCheckInterval) {
+        lastCheck = now;
+        checkIdle();
+      }
+      if (!idle.sleeping()) {
+        idle.pause();
+      } else if (block()) {
+        idle.reset();
       }
     }
     for (Active& a : active_)
