@@ -209,24 +209,49 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   }
   oversubscribed_ = localRanks > static_cast<size_t>(CPU_COUNT(&hostCpus));
   socketPeers_ = !tcpPeers.empty();
+  if (config_.calibrate) WEFT_RETURN_IF_ERROR(calibrate(anyTcp, anyShm, tcpWithin));
   if (manyHosts) {
+    // A NIC bounds what its links can do, whatever a measurement over loopback found.
     interHostModel_ = capByNics(interHostModel_, nicGBps);
     linkModel_ = capByNics(linkModel_, nicGBps);
-    WEFT_INFO(kInit, "%s: links between hosts priced at %.3f GB/s (tcp, capped by the NICs)",
-              describe().c_str(), interHostModel_.bandwidthGBps);
-  }
-  // A communicator whose links are all of one kind measures them for the cost model.
-  if (config_.calibrate && !(anyTcp && anyShm)) {
-    LinkModel measured;
-    WEFT_RETURN_IF_ERROR(
-        calibrateLinks(*this, linkModel_, &measured).withContext("measuring the links"));
-    linkModel_ = measured;
-    (anyTcp ? interHostModel_ : intraHostModel_) = measured;
-    if (tcpWithin) intraHostModel_ = measured;
+    WEFT_INFO(kInit, "%s: links between hosts priced at %.3f GB/s (%s, capped by the NICs)",
+              describe().c_str(), interHostModel_.bandwidthGBps,
+              config_.calibrate ? "measured" : "tcp's built-in figure");
   }
   WEFT_INFO(kInit, "%s ready: shm to %zu peers, tcp to %zu peers, host %s; idle waits %s",
             describe().c_str(), shmPeers.size(), tcpPeers.size(), ranks[rank_].hostname,
             idleWaitName(idleWait()));
+  return okStatus();
+}
+
+Status Communicator::calibrate(bool anyTcp, bool anyShm, bool tcpWithin) {
+  auto report = [this](const char* which, const LinkModel& m) {
+    WEFT_INFO(kInit, "%s: measured links%s: %.2f us latency, %.2f GB/s", describe().c_str(), which,
+              m.latencyUs, m.bandwidthGBps);
+  };
+  if (!(anyTcp && anyShm)) {
+    // Links of one kind: one ring through every rank.
+    LinkModel measured;
+    WEFT_RETURN_IF_ERROR(calibrateRings(*this, {ringOrder_}, linkModel_, &measured)
+                             .withContext("measuring the links"));
+    report("", measured);
+    linkModel_ = measured;
+    (anyTcp ? interHostModel_ : intraHostModel_) = measured;
+    if (tcpWithin) intraHostModel_ = measured;
+    return okStatus();
+  }
+  // Both kinds: rings inside the hosts at once, then one through the hosts' leaders. The slowest
+  // link between hosts prices every flat schedule, which crosses it.
+  WEFT_RETURN_IF_ERROR(calibrateRings(*this, hostGroups_.hosts, intraHostModel_, &intraHostModel_)
+                           .withContext("measuring the links within hosts"));
+  std::vector<int> leaders;
+  for (const std::vector<int>& members : hostGroups_.hosts)
+    leaders.push_back(members.front());
+  WEFT_RETURN_IF_ERROR(calibrateRings(*this, {leaders}, interHostModel_, &interHostModel_)
+                           .withContext("measuring the links between hosts"));
+  report(" within hosts", intraHostModel_);
+  report(" between hosts", interHostModel_);
+  linkModel_ = interHostModel_;
   return okStatus();
 }
 

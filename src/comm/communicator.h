@@ -117,6 +117,9 @@ class Communicator {
   Status connectTransports(const UniqueIdData& id, const SockAddr& localAddress);
   void setUpDirect();
   void placeRanks();
+  // Measures the links for the cost model: one ring through every rank where they are all of
+  // one kind, else rings inside the hosts and one through their leaders.
+  Status calibrate(bool anyTcp, bool anyShm, bool tcpWithin);
   void closeLinks();
 
   const int rank_;

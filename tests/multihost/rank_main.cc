@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <time.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "tests/api/collective_checks.h"
@@ -37,6 +40,48 @@ TEST(Rank, EveryCollective) {
     if (::testing::Test::HasFatalFailure()) return;
   }
   checkSendRecv(comm);
+  EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+}
+
+// What this host's cable (eth0 of its network namespace) has carried both ways, in bytes.
+uint64_t cableBytes() {
+  uint64_t total = 0;
+  for (const char* way : {"rx", "tx"}) {
+    std::ifstream in(std::string("/sys/class/net/eth0/statistics/") + way + "_bytes");
+    uint64_t bytes = 0;
+    in >> bytes;
+    total += bytes;
+  }
+  return total;
+}
+
+// One all-reduce of 32 MiB, checked, between barriers; prints what this host's cable carried
+// meanwhile: "cable bytes: N".
+TEST(Rank, LargeAllReduceCountingCableBytes) {
+  weftComm_t comm = nullptr;
+  ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
+  int n = 0;
+  int rank = 0;
+  ASSERT_EQ(weftCommCount(comm, &n), weftSuccess);
+  ASSERT_EQ(weftCommUserRank(comm, &rank), weftSuccess);
+  float token = 0;
+  auto barrier = [&] {
+    ASSERT_EQ(weftAllReduce(&token, &token, 1, weftFloat32, weftSum, comm, nullptr), weftSuccess)
+        << weftGetLastError(comm);
+  };
+  std::vector<float> v(size_t{8} << 20, static_cast<float>(rank + 1));
+  barrier();
+  const uint64_t before = cableBytes();
+  ASSERT_EQ(weftAllReduce(v.data(), v.data(), v.size(), weftFloat32, weftSum, comm, nullptr),
+            weftSuccess)
+      << weftGetLastError(comm);
+  barrier();
+  const uint64_t after = cableBytes();
+  const float expected = static_cast<float>(n * (n + 1) / 2);
+  for (size_t i = 0; i < v.size(); i += 4099)
+    ASSERT_EQ(v[i], expected) << "element " << i;
+  ASSERT_EQ(v.back(), expected);
+  printf("cable bytes: %llu\n", static_cast<unsigned long long>(after - before));
   EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
 }
 
