@@ -29,6 +29,9 @@ namespace {
 
 const std::string kTool = NETNS_HOSTS_PATH;
 const std::string kRank = MH_RANK_PATH;
+const std::string kWeftRun = WEFT_RUN_PATH;
+const std::string kWeftPerf = WEFT_PERF_PATH;
+const std::string kProbe = PROBE_PATH;
 
 std::string shellQuote(const std::string& s) {
   std::string q = "'";
@@ -302,6 +305,72 @@ TEST(Faults, ACablePulledMidAllReduceFailsEveryRankInTime) {
 TEST(Faults, ARankKilledMidAllReduceFailsEveryOtherRankInTime) {
   faultMidAllReduce(
       [](const Hosts&, const Ranks& ranks) { ASSERT_EQ(kill(ranks.pid(3), SIGKILL), 0); }, 3);
+}
+
+// weft-run across the hosts through netns-hosts' rsh: the ranks it starts find each other by
+// the names of their hosts, with the WEFT_* variables of weft-run's environment forwarded.
+std::string weftRunOnHosts(const Hosts& hosts, const std::string& slots,
+                           const std::string& options) {
+  std::string list;
+  for (size_t h = 0; h < slots.size(); ++h) {
+    list += (h ? "," : "") + hosts.name() + "-h" + std::to_string(h) + ":" + slots[h];
+  }
+  return kWeftRun + " --hosts " + list + " --rsh " + shellQuote(kTool + " rsh " + hosts.name()) +
+         " --comm-id 10.78.0.1:29500 " + options;
+}
+
+TEST(Launcher, StartsRanksOnEveryHostThroughTheRemoteShell) {
+  if (kWeftPerf.empty()) GTEST_SKIP() << "built without weft-perf (WEFT_BUILD_PERF=OFF)";
+  Hosts hosts(3);
+  SKIP_WITHOUT(hosts);
+  std::string out;
+  const int code = runCommand("WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=INIT " +
+                                  weftRunOnHosts(hosts, "231", "-x WEFT_TIMEOUT=60 ") + kWeftPerf +
+                                  " all_reduce -b 8 -e 1M -f 8 -c 1",
+                              &out);
+  EXPECT_EQ(code, 0) << out;
+  // Ranks fill the slots in order: 0 1 on host 0, 2 3 4 on host 1, 5 on host 2.
+  const int hostOf[] = {0, 0, 1, 1, 1, 2};
+  for (int r = 0; r < 6; ++r) {
+    const std::string prefix = "[" + std::to_string(r) + "] ";
+    const std::regex ready(std::regex_replace(prefix, std::regex(R"([\[\]])"), R"(\$&)") +
+                           ".*ready: .*host " + hosts.name() + "-h" + std::to_string(hostOf[r]));
+    EXPECT_TRUE(std::regex_search(out, ready)) << "rank " << r << ":\n" << out;
+  }
+  EXPECT_NE(out.find("over 3 host(s)"), std::string::npos) << out;
+  EXPECT_NE(out.find("Out of bounds values : 0 OK"), std::string::npos) << out;
+}
+
+TEST(Launcher, AFailingRankStopsTheRanksOnEveryHost) {
+  Hosts hosts(3);
+  SKIP_WITHOUT(hosts);
+  const auto start = std::chrono::steady_clock::now();
+  std::string out;
+  // Rank 3 (host 1) exits with 5; the others would sleep for a minute.
+  const int code =
+      runCommand(weftRunOnHosts(hosts, "222", "--grace-seconds 2 ") + kProbe + " exit 3 5", &out);
+  EXPECT_EQ(code, 5) << out;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20)) << out;
+  EXPECT_NE(out.find("rank 3 exited with code 5"), std::string::npos) << out;
+  std::string left;
+  // The bracket keeps pgrep from finding the shell that runs it.
+  EXPECT_NE(runCommand("pgrep -af 'weft_run_prob[e] exit 3 5'", &left), 0)
+      << "ranks left running:\n"
+      << left;
+}
+
+TEST(Launcher, CtrlCStopsTheRanksOnEveryHost) {
+  Hosts hosts(2);
+  SKIP_WITHOUT(hosts);
+  std::string out;
+  const int code = runCommand(
+      weftRunOnHosts(hosts, "22", "") + kProbe + " sleep 60 & p=$!; sleep 1; kill -INT $p; wait $p",
+      &out);
+  EXPECT_EQ(code, 128 + SIGINT) << out;
+  std::string left;
+  EXPECT_NE(runCommand("pgrep -af 'weft_run_prob[e] sleep 60'", &left), 0)
+      << "ranks left running:\n"
+      << left;
 }
 
 }  // namespace

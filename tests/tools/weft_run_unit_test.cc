@@ -2,14 +2,19 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "tools/weft_run/hosts.h"
 #include "tools/weft_run/options.h"
 #include "tools/weft_run/output.h"
 #include "tools/weft_run/spawn.h"
@@ -77,6 +82,12 @@ TEST(WeftRunOptions, Errors) {
            {"-n", "2", "-x", "1X=1", "prog"},  // bad variable name
            {"-n", "2", "--timeout", "-1", "prog"},
            {"-n", "2", "--bogus", "prog"},  // not taken for the program
+           {"--hosts", "a:2,b:0", "prog"},  // no slots
+           {"--hosts", "a:x", "prog"},      // not a number
+           {"--hosts", "a;rm:1", "prog"},   // not a host name
+           {"--hosts", "a:2", "--hostfile", "/dev/null", "prog"},
+           {"--hostfile", "/no/such/file", "prog"},
+           {"-n", "5", "--hosts", "a:2,b:2", "prog"},  // more ranks than slots
        }) {
     ParseResult r = parse(args);
     EXPECT_FALSE(r.options) << args.size();
@@ -184,20 +195,130 @@ TEST(LinePrefixer, FdSinkFailsOnAClosedPipe) {
 TEST(RankEnvironment, SetsLaunchVariablesAndKeepsTheRest) {
   const char* inherited[] = {"PATH=/bin", "WEFT_RANK=99", "KEEP=1", "OVERRIDE=old", nullptr};
   LaunchEnv env{4, "127.0.0.1:1234", std::string(32, 'a'), {{"OVERRIDE", "new"}, {"NEW", "x"}}};
-  std::vector<std::string> e = rankEnvironment(env, 2, const_cast<char**>(inherited));
+  std::vector<std::string> e = rankEnvironment(env, 2, 1, 3, const_cast<char**>(inherited));
   auto has = [&](const std::string& kv) { return std::find(e.begin(), e.end(), kv) != e.end(); };
   EXPECT_TRUE(has("PATH=/bin"));
   EXPECT_TRUE(has("KEEP=1"));
   EXPECT_TRUE(has("WEFT_RANK=2"));
   EXPECT_FALSE(has("WEFT_RANK=99"));
   EXPECT_TRUE(has("WEFT_WORLD_SIZE=4"));
-  EXPECT_TRUE(has("WEFT_LOCAL_RANK=2"));
-  EXPECT_TRUE(has("WEFT_LOCAL_SIZE=4"));
+  EXPECT_TRUE(has("WEFT_LOCAL_RANK=1"));
+  EXPECT_TRUE(has("WEFT_LOCAL_SIZE=3"));
   EXPECT_TRUE(has("WEFT_COMM_ID=127.0.0.1:1234"));
   EXPECT_TRUE(has("WEFT_COMM_SECRET=" + std::string(32, 'a')));
   EXPECT_TRUE(has("OVERRIDE=new"));
   EXPECT_FALSE(has("OVERRIDE=old"));
   EXPECT_TRUE(has("NEW=x"));
+}
+
+TEST(RankEnvironment, RemoteRanksGetThisEnvironmentsWeftVariablesThenTheirOwn) {
+  const char* inherited[] = {"PATH=/bin", "WEFT_DEBUG=INFO", "WEFT_RANK=99", nullptr};
+  LaunchEnv env{4, "h:1234", std::string(32, 'a'), {{"OMP_NUM_THREADS", "2"}}};
+  auto vars = remoteVariables(env, 3, 1, 2, const_cast<char**>(inherited));
+  auto at = [&](const std::string& name, const std::string& value) {
+    return std::find(vars.begin(), vars.end(), std::make_pair(name, value)) - vars.begin();
+  };
+  const long n = static_cast<long>(vars.size());
+  EXPECT_LT(at("WEFT_DEBUG", "INFO"), n);
+  EXPECT_LT(at("OMP_NUM_THREADS", "2"), n);
+  EXPECT_LT(at("WEFT_LOCAL_RANK", "1"), n);
+  EXPECT_LT(at("WEFT_LOCAL_SIZE", "2"), n);
+  EXPECT_EQ(at("PATH", "/bin"), n) << "only WEFT_* variables are forwarded";
+  // Both WEFT_RANK values are there; the launcher's comes later, and env(1) takes the last.
+  EXPECT_LT(at("WEFT_RANK", "99"), at("WEFT_RANK", "3"));
+  EXPECT_LT(at("WEFT_RANK", "3"), n);
+}
+
+TEST(Hosts, ListsAndFiles) {
+  std::string error;
+  auto list = parseHostList("a:2,b,c:3,a", &error);
+  ASSERT_TRUE(list) << error;
+  ASSERT_EQ(list->size(), 3u);
+  EXPECT_EQ((*list)[0].name, "a");
+  EXPECT_EQ((*list)[0].slots, 3);  // named twice: 2 + 1
+  EXPECT_EQ((*list)[1].slots, 1);
+  EXPECT_EQ((*list)[2].slots, 3);
+  auto file = parseHostfile(
+      "# a comment\nnode1 slots=4\n\n  node2 slots=2 max_slots=8 # trailing\nnode3\n", &error);
+  ASSERT_TRUE(file) << error;
+  ASSERT_EQ(file->size(), 3u);
+  EXPECT_EQ((*file)[0].name, "node1");
+  EXPECT_EQ((*file)[0].slots, 4);
+  EXPECT_EQ((*file)[1].slots, 2);
+  EXPECT_EQ((*file)[2].slots, 1);
+  EXPECT_FALSE(parseHostfile("node1 slots=0\n", &error));
+  EXPECT_NE(error.find("line 1"), std::string::npos) << error;
+  EXPECT_FALSE(parseHostfile("node1 slots=2\nnode2 cpus=3\n", &error));
+  EXPECT_NE(error.find("line 2"), std::string::npos) << error;
+  EXPECT_FALSE(parseHostfile("# nothing\n", &error));
+}
+
+TEST(Hosts, RanksFillTheSlotsInOrder) {
+  const std::vector<HostSlots> hosts = {{"a", 2}, {"b", 3}, {"c", 1}};
+  const std::vector<RankPlace> all = placeRanks(hosts, 6);
+  ASSERT_EQ(all.size(), 6u);
+  const int host[] = {0, 0, 1, 1, 1, 2};
+  const int local[] = {0, 1, 0, 1, 2, 0};
+  const int size[] = {2, 2, 3, 3, 3, 1};
+  for (size_t r = 0; r < 6; ++r) {
+    EXPECT_EQ(all[r].host, host[r]) << r;
+    EXPECT_EQ(all[r].localRank, local[r]) << r;
+    EXPECT_EQ(all[r].localSize, size[r]) << r;
+  }
+  const std::vector<RankPlace> some = placeRanks(hosts, 3);  // b gets one rank of its three
+  ASSERT_EQ(some.size(), 3u);
+  EXPECT_EQ(some[2].host, 1);
+  EXPECT_EQ(some[2].localSize, 1);
+}
+
+TEST(Hosts, OptionsTakeTheSlotsAsTheDefaultCount) {
+  ParseResult r = parse({"--hosts", "a:2,b:3", "--rsh", "my-rsh -q", "prog"});
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_EQ(r.options->nranks, 5);
+  EXPECT_EQ(r.options->rsh, "my-rsh -q");
+  ASSERT_EQ(r.options->hosts.size(), 2u);
+  r = parse({"-n", "3", "--hosts", "a:2,b:3", "prog"});
+  ASSERT_TRUE(r.options) << r.message;
+  EXPECT_EQ(r.options->nranks, 3);
+  EXPECT_EQ(parse({"--hosts", "a", "prog"}).options->rsh, "ssh");
+}
+
+// Runs a remote command line here with sh, its input a pipe held open until closeAfter; its
+// exit status and output.
+std::pair<int, std::string> runRemoteLine(const std::string& line, double closeAfter) {
+  std::string error;
+  Child c = spawnChild({"sh", "-c", line}, {"PATH=/usr/bin:/bin"}, true, &error);
+  EXPECT_GT(c.pid, 0) << error;
+  std::this_thread::sleep_for(std::chrono::duration<double>(closeAfter));
+  ::close(c.inFd);
+  int status = 0;
+  ::waitpid(c.pid, &status, 0);
+  std::string out;
+  char buf[256];
+  ssize_t n;
+  while ((n = ::read(c.outFd, buf, sizeof buf)) > 0)
+    out.append(buf, static_cast<size_t>(n));
+  ::close(c.outFd);
+  ::close(c.errFd);
+  return {status, out};
+}
+
+// The remote command line, run here by sh: the variables reach the program, quoting survives,
+// the exit code comes back, and closing the input stops the program.
+TEST(Hosts, RemoteCommandLineRunsAndStops) {
+  const std::string line =
+      remoteCommandLine({{"WEFT_RANK", "3"}, {"ODD", "a 'b' $c"}},
+                        {"sh", "-c", "echo \"$WEFT_RANK|$ODD|$1\"; exit 7", "sh", "x y"}, "/");
+  auto [status, out] = runRemoteLine(line, 1.0);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+  EXPECT_EQ(out, "3|a 'b' $c|x y\n");
+  // A program that would sleep for a minute stops once its input closes.
+  const auto start = std::chrono::steady_clock::now();
+  auto [slept, none] = runRemoteLine(remoteCommandLine({}, {"sleep", "60"}, "/"), 0.2);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_TRUE(WIFEXITED(slept));
+  EXPECT_EQ(WEXITSTATUS(slept), 128 + SIGTERM);
 }
 
 TEST(RankEnvironment, SecretAndPort) {

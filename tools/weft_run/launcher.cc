@@ -11,9 +11,13 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <random>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "tools/weft_run/hosts.h"
 #include "tools/weft_run/output.h"
 #include "tools/weft_run/spawn.h"
 
@@ -23,6 +27,26 @@ namespace weft::run {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The ports weft-run picks from for a rank 0 on another host, where it cannot ask for a free one.
+constexpr int kRemotePortBase = 29500;
+constexpr unsigned kRemotePorts = 10000;
+
+std::vector<std::string> splitWords(const std::string& text) {
+  std::vector<std::string> words;
+  std::stringstream in(text);
+  std::string word;
+  while (in >> word)
+    words.push_back(word);
+  return words;
+}
+
+size_t environSize() {
+  size_t n = 0;
+  while (environ[n] != nullptr)
+    ++n;
+  return n;
+}
 
 void say(const std::string& text) {
   fdSink(STDERR_FILENO)("weft-run: " + text + "\n");
@@ -50,6 +74,7 @@ struct Rank {
   bool running = false;
   Stream out;
   Stream err;
+  int inFd = -1;  // a remote rank's stdin: closing it stops the rank
 };
 
 class Launcher {
@@ -72,6 +97,10 @@ class Launcher {
   int runningCount() const;
   void drainAndFinish();
 
+  // Where rank 0 listens: as asked, else a free port on this host or, where rank 0 runs on
+  // another, its name and a port picked at random.
+  std::string defaultCommId(std::string* error) const;
+
   const Options& o_;
   std::vector<Rank> ranks_;
   int signalFd_ = -1;
@@ -88,6 +117,7 @@ Launcher::~Launcher() {
   for (Rank& r : ranks_) {
     if (r.out.fd >= 0) ::close(r.out.fd);
     if (r.err.fd >= 0) ::close(r.err.fd);
+    if (r.inFd >= 0) ::close(r.inFd);
   }
   if (signalFd_ >= 0) ::close(signalFd_);
   ::sigprocmask(SIG_SETMASK, &oldMask_, nullptr);
@@ -112,25 +142,61 @@ bool Launcher::setUpSignals() {
 
 bool Launcher::startAll(const LaunchEnv& env) {
   ranks_.reserve(o_.nranks);
+  const std::vector<HostSlots> hosts =
+      o_.hosts.empty() ? std::vector<HostSlots>{{"localhost", o_.nranks}} : o_.hosts;
+  const std::vector<RankPlace> places = placeRanks(hosts, o_.nranks);
+  char cwd[4096] = ".";
+  if (::getcwd(cwd, sizeof cwd) == nullptr) cwd[0] = 0;
   for (int r = 0; r < o_.nranks; ++r) {
+    const RankPlace& p = places[static_cast<size_t>(r)];
+    const std::string& host = hosts[static_cast<size_t>(p.host)].name;
     std::string error;
-    Child c = spawnChild(o_.command, rankEnvironment(env, r, environ), &error);
+    Child c;
+    if (isLocalHost(host)) {
+      c = spawnChild(o_.command, rankEnvironment(env, r, p.localRank, p.localSize, environ), false,
+                     &error);
+    } else {
+      std::vector<std::string> command = splitWords(o_.rsh);
+      command.push_back(host);
+      command.push_back(remoteCommandLine(
+          remoteVariables(env, r, p.localRank, p.localSize, environ), o_.command, cwd));
+      c = spawnChild(command, std::vector<std::string>(environ, environ + environSize()), true,
+                     &error);
+    }
     if (c.pid < 0) {
       say(error);
       return false;
     }
-    ranks_.push_back(Rank{c.pid, true,
-                          Stream{c.outFd, LinePrefixer(rankPrefix(r, o_.prefix), fdSink(1))},
-                          Stream{c.errFd, LinePrefixer(rankPrefix(r, o_.prefix), fdSink(2))}});
+    ranks_.push_back(
+        Rank{c.pid, true, Stream{c.outFd, LinePrefixer(rankPrefix(r, o_.prefix), fdSink(1))},
+             Stream{c.errFd, LinePrefixer(rankPrefix(r, o_.prefix), fdSink(2))}, c.inFd});
   }
   return true;
+}
+
+std::string Launcher::defaultCommId(std::string* error) const {
+  if (o_.hosts.empty()) return pickLocalCommId(error);
+  const std::string& first = o_.hosts.front().name;
+  if (isLocalHost(first)) {
+    // Other hosts must reach it: this host's name, not loopback (unless all are local).
+    bool allLocal = true;
+    for (const HostSlots& h : o_.hosts)
+      allLocal = allLocal && isLocalHost(h.name);
+    std::string id = pickLocalCommId(error);
+    if (allLocal || id.empty()) return id;
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    return std::string(name) + id.substr(id.rfind(':'));
+  }
+  std::random_device rd;
+  return first + ":" + std::to_string(kRemotePortBase + rd() % kRemotePorts);
 }
 
 int Launcher::run() {
   if (!setUpSignals()) return 1;
   LaunchEnv env{o_.nranks, o_.commId, "", o_.env};
   std::string error;
-  if (env.commId.empty()) env.commId = pickLocalCommId(&error);
+  if (env.commId.empty()) env.commId = defaultCommId(&error);
   if (!env.commId.empty()) env.secret = randomSecret(&error);
   if (env.commId.empty() || env.secret.empty()) {
     say(error);
@@ -277,8 +343,12 @@ void Launcher::checkDeadlines() {
   }
 }
 
-// Sends sig to every running rank, then SIGKILL to those left after the grace period.
+// Sends sig to every running rank (and closes the input of remote ones, which the remote shell
+// passes on), then SIGKILL to those left after the grace period.
 void Launcher::stop(int sig) {
+  for (Rank& r : ranks_) {
+    if (r.inFd >= 0) ::close(std::exchange(r.inFd, -1));
+  }
   signalRunning(sig);
   if (!killAt_) {
     killAt_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(

@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
@@ -11,11 +13,14 @@ namespace weft::run {
 namespace {
 
 constexpr const char* kDescription =
-    "weft-run: start N ranks of a program on this host, with the environment that\n"
+    "weft-run: start N ranks of a program on this host or on several (--hosts, --hostfile:\n"
+    "through the remote shell, ssh unless --rsh says otherwise), with the environment that\n"
     "weftCommInitFromEnv reads (WEFT_RANK, WEFT_WORLD_SIZE, WEFT_LOCAL_RANK, WEFT_LOCAL_SIZE,\n"
-    "WEFT_COMM_ID, WEFT_COMM_SECRET). Output lines are prefixed with the rank; if a rank fails\n"
-    "the others are stopped.\n\n"
-    "usage: weft-run -n N [options] [--] program [args...]";
+    "WEFT_COMM_ID, WEFT_COMM_SECRET); ranks on other hosts also get this environment's WEFT_*\n"
+    "variables. Output lines are prefixed with the rank; if a rank fails the others are "
+    "stopped.\n\n"
+    "usage: weft-run -n N [options] [--] program [args...]\n"
+    "       weft-run --hosts a:2,b:2 [-n N] [options] [--] program [args...]";
 
 // Durations beyond this (about 30 years) would overflow the clock arithmetic.
 constexpr double kMaxSeconds = 1e9;
@@ -34,12 +39,37 @@ std::string versionString() {
 }
 
 // Checks what CLI11 cannot express; returns an error message or "".
-std::string validate(Options& o, const std::vector<std::string>& envSpecs) {
+std::string validate(Options& o, const std::vector<std::string>& envSpecs,
+                     const std::string& hostList, const std::string& hostfile) {
+  if (!hostList.empty() && !hostfile.empty()) return "--hosts and --hostfile exclude each other";
+  std::string error;
+  if (!hostList.empty()) {
+    auto hosts = parseHostList(hostList, &error);
+    if (!hosts) return "--hosts: " + error;
+    o.hosts = *hosts;
+  }
+  if (!hostfile.empty()) {
+    std::ifstream in(hostfile);
+    if (!in) return "--hostfile: cannot read '" + hostfile + "'";
+    std::stringstream text;
+    text << in.rdbuf();
+    auto hosts = parseHostfile(text.str(), &error);
+    if (!hosts) return "--hostfile " + hostfile + ": " + error;
+    o.hosts = *hosts;
+  }
+  int slots = 0;
+  for (const HostSlots& h : o.hosts)
+    slots += h.slots;
+  if (o.nranks == 0 && slots == 0) return "-n is required without --hosts or --hostfile";
+  if (o.nranks == 0) o.nranks = slots;
+  if (slots > 0 && o.nranks > slots) {
+    return "-n " + std::to_string(o.nranks) + " ranks but the hosts have " + std::to_string(slots) +
+           " slots";
+  }
   if (!o.commId.empty() && !validCommId(o.commId)) {
     return "--comm-id: expected HOST:PORT with a port in 1..65535, got '" + o.commId + "'";
   }
   for (const std::string& spec : envSpecs) {
-    std::string error;
     auto kv = parseEnvSpec(spec, &error);
     if (!kv) return "-x " + spec + ": " + error;
     o.env.push_back(*kv);
@@ -83,9 +113,17 @@ ParseResult parseOptions(int argc, const char* const* argv) {
   // The program's own options follow its name: stop parsing at the first unknown argument.
   app.prefix_command();
   app.set_version_flag("--version", versionString());
-  app.add_option("-n,--np", o.nranks, "Number of ranks to start")
-      ->required()
+  app.add_option("-n,--np", o.nranks, "Number of ranks to start (default with hosts: their slots)")
       ->check(CLI::Range(1, 65536));
+  std::string hostList;
+  std::string hostfile;
+  app.add_option("--hosts", hostList, "Hosts and their slots; ranks fill them in order")
+      ->type_name("HOST[:SLOTS],...");
+  app.add_option("--hostfile", hostfile, "Hosts from a file, one a line: HOST [slots=N]")
+      ->type_name("FILE");
+  app.add_option("--rsh", o.rsh, "Remote shell for ranks on other hosts (split on spaces)")
+      ->capture_default_str()
+      ->type_name("CMD");
   app.add_option("--comm-id", o.commId,
                  "Rendezvous address for WEFT_COMM_ID (default: 127.0.0.1 and a free port)")
       ->type_name("HOST:PORT");
@@ -126,7 +164,7 @@ ParseResult parseOptions(int argc, const char* const* argv) {
   } else if (!o.command.empty() && o.command.front().starts_with("-")) {
     error = "unknown option '" + o.command.front() + "' (put -- before a program named so)";
   }
-  if (error.empty()) error = validate(o, envSpecs);
+  if (error.empty()) error = validate(o, envSpecs, hostList, hostfile);
   if (!error.empty()) {
     result.exitCode = 2;
     result.message = "weft-run: " + error + "\n";

@@ -6,11 +6,16 @@
 #include <utility>
 #include <vector>
 
+#include "tools/weft_run/hosts.h"
+
 namespace weft::run {
 
 struct Options {
-  int nranks = 0;
-  std::string commId;  // HOST:PORT of the rendezvous; empty: a free port on 127.0.0.1
+  int nranks = 0;  // with hosts given and -n not: all their slots
+  // Hosts and their slots (--hosts or --hostfile); empty: every rank on this host.
+  std::vector<HostSlots> hosts;
+  std::string rsh = "ssh";  // the remote shell: its words, then the host, then a command line
+  std::string commId;       // HOST:PORT of the rendezvous; empty: a free port on 127.0.0.1
   std::vector<std::pair<std::string, std::string>> env;  // -x VAR=value, in command-line order
   bool prefix = true;                                    // "[rank] " before each output line
   double graceSeconds = 5;                               // SIGTERM to SIGKILL when stopping ranks

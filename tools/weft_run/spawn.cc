@@ -38,7 +38,7 @@ bool makePipe(int fds[2]) {
 }
 
 // Runs in the child between fork and exec: async-signal-safe calls only.
-[[noreturn]] void execChild(char* const* argv, char* const* envp, int devNull, int out, int err,
+[[noreturn]] void execChild(char* const* argv, char* const* envp, int in, int out, int err,
                             int report, pid_t parent) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -49,7 +49,7 @@ bool makePipe(int fds[2]) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD}) {
     ::signal(sig, SIG_DFL);
   }
-  if (::dup2(devNull, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(127);
+  if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(127);
   ::execvpe(argv[0], argv, envp);
   int e = errno;
   (void)!::write(report, &e, sizeof e);
@@ -67,20 +67,25 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
 
 }  // namespace
 
-std::vector<std::string> rankEnvironment(const LaunchEnv& env, int rank, char** inherited) {
-  // Everything runs on this host, so local rank and size equal the global ones.
-  std::map<std::string, std::string> set = {
+std::vector<std::pair<std::string, std::string>> launchVariables(const LaunchEnv& env, int rank,
+                                                                 int localRank, int localSize) {
+  std::vector<std::pair<std::string, std::string>> vars = {
       {"WEFT_RANK", std::to_string(rank)},
       {"WEFT_WORLD_SIZE", std::to_string(env.worldSize)},
-      {"WEFT_LOCAL_RANK", std::to_string(rank)},
-      {"WEFT_LOCAL_SIZE", std::to_string(env.worldSize)},
+      {"WEFT_LOCAL_RANK", std::to_string(localRank)},
+      {"WEFT_LOCAL_SIZE", std::to_string(localSize)},
       {"WEFT_COMM_ID", env.commId},
       {"WEFT_COMM_SECRET", env.secret},
   };
-  for (const auto& [name, value] : env.extra) {
-    set[name] = value;
-  }
+  vars.insert(vars.end(), env.extra.begin(), env.extra.end());
+  return vars;
+}
 
+std::vector<std::string> rankEnvironment(const LaunchEnv& env, int rank, int localRank,
+                                         int localSize, char** inherited) {
+  std::map<std::string, std::string> set;
+  for (const auto& [name, value] : launchVariables(env, rank, localRank, localSize))
+    set[name] = value;
   std::vector<std::string> out;
   for (char** e = inherited; e != nullptr && *e != nullptr; ++e) {
     std::string_view entry(*e);
@@ -90,6 +95,23 @@ std::vector<std::string> rankEnvironment(const LaunchEnv& env, int rank, char** 
     out.push_back(name + "=" + value);
   }
   return out;
+}
+
+std::vector<std::pair<std::string, std::string>> remoteVariables(const LaunchEnv& env, int rank,
+                                                                 int localRank, int localSize,
+                                                                 char** inherited) {
+  std::vector<std::pair<std::string, std::string>> vars;
+  for (char** e = inherited; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    const size_t eq = entry.find('=');
+    if (entry.starts_with("WEFT_") && eq != std::string_view::npos) {
+      vars.emplace_back(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+    }
+  }
+  // env(1) applies its assignments in order, so these win over the inherited ones.
+  for (auto& v : launchVariables(env, rank, localRank, localSize))
+    vars.push_back(std::move(v));
+  return vars;
 }
 
 std::string pickLocalCommId(std::string* error) {
@@ -141,15 +163,17 @@ std::string randomSecret(std::string* error) {
 }
 
 Child spawnChild(const std::vector<std::string>& command, const std::vector<std::string>& env,
-                 std::string* error) {
+                 bool withInput, std::string* error) {
   Child child;
-  // 0,1: stdout pipe; 2,3: stderr pipe; 4,5: exec error report; 6: /dev/null.
-  Fds f{std::vector<int>(7, -1)};
-  if (!makePipe(&f.fds[0]) || !makePipe(&f.fds[2]) || !makePipe(&f.fds[4])) {
+  // 0,1: stdout pipe; 2,3: stderr pipe; 4,5: exec error report; 6: stdin (/dev/null, or the
+  // read end of 6,7).
+  Fds f{std::vector<int>(8, -1)};
+  if (!makePipe(&f.fds[0]) || !makePipe(&f.fds[2]) || !makePipe(&f.fds[4]) ||
+      (withInput && !makePipe(&f.fds[6]))) {
     *error = errnoText("pipe");
     return child;
   }
-  f.fds[6] = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (!withInput) f.fds[6] = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (f.fds[6] < 0) {
     *error = errnoText("/dev/null");
     return child;
@@ -180,6 +204,7 @@ Child spawnChild(const std::vector<std::string>& command, const std::vector<std:
   child.pid = pid;
   child.outFd = f.keep(0);
   child.errFd = f.keep(2);
+  child.inFd = f.keep(7);
   ::fcntl(child.outFd, F_SETFL, O_NONBLOCK);
   ::fcntl(child.errFd, F_SETFL, O_NONBLOCK);
   return child;
