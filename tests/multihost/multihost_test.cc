@@ -250,14 +250,15 @@ double figureAfter(const std::string& text, const std::string& label) {
   return at == std::string::npos ? -1 : std::stod(text.substr(at + label.size()));
 }
 
-// Host C's cable shaped to 1 Gbit/s: the links between hosts are measured that slow, results stay
-// right, and the schedule the cost model chose (tiers: only host leaders cross) carries fewer
-// bytes over that cable than the naive ring through every rank (about 4/3 of the data each way
-// against 5/3).
+// Host C's cable shaped to 100 Mbit/s (tc htb): the links between hosts are measured that slow,
+// results stay right, and the schedule the cost model chose (tiers: only host leaders cross)
+// carries fewer bytes over that cable than the naive ring through every rank (about 4/3 of the
+// data each way against 5/3). At 1 Gbit/s the choice depends on the build: under ASan, shared
+// memory measured 0.34-0.48 GB/s, and the flat ring priced cheaper than the tiers.
 TEST(SlowLink, TheChosenScheduleCrossesTheSlowCableLessThanTheNaiveRing) {
   Hosts hosts(3);
   SKIP_WITHOUT(hosts);
-  ASSERT_EQ(hosts.run("shape " + hosts.name() + " 2 1gbit"), 0);
+  ASSERT_EQ(hosts.run("shape " + hosts.name() + " 2 100mbit"), 0);
   const std::regex measured("measured links between hosts: [0-9.]+ us latency, ([0-9.]+) GB/s");
   double bytes[2] = {0, 0};
   for (int naive = 0; naive < 2; ++naive) {
@@ -270,8 +271,8 @@ TEST(SlowLink, TheChosenScheduleCrossesTheSlowCableLessThanTheNaiveRing) {
       ASSERT_EQ(codes[r], 0) << "rank " << r << ":\n" << text;
       std::smatch m;
       ASSERT_TRUE(std::regex_search(text, m, measured)) << text;
-      EXPECT_LT(std::stod(m[1].str()), 0.2) << "1 Gbit/s is 0.125 GB/s: " << m[0].str();
-      const bool tiered = text.find("(8388608 x float32 sum, tiered") != std::string::npos;
+      EXPECT_LT(std::stod(m[1].str()), 0.02) << "100 Mbit/s is 0.0125 GB/s: " << m[0].str();
+      const bool tiered = text.find("(1048576 x float32 sum, tiered") != std::string::npos;
       EXPECT_EQ(tiered, naive == 0) << text;
     }
     bytes[naive] = figureAfter(ranks.text(5), "cable bytes: ");
