@@ -6,6 +6,8 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libpugixml-dev
   libhwloc-dev iproute2
+  # the UCX transport (optional in the build; installed so that CI builds and tests it)
+  libucx-dev
   # scripts/fuzz.sh: clang and its libFuzzer/sanitizer runtimes (only recommended by clang-14,
   # so --no-install-recommends would leave them out)
   clang-14 libclang-rt-14-dev

@@ -102,6 +102,7 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   p.str("WEFT_DEBUG_FILE", &c.debugFile);
   p.seconds("WEFT_TIMEOUT", &c.timeoutMs);
   p.choice("WEFT_TRANSPORT", {"auto", "shm", "tcp"}, &c.transport);
+  p.choice("WEFT_NET", {"auto", "tcp", "ucx"}, &c.net);
   p.str("WEFT_SOCKET_IFNAME", &c.socketIfname);
   p.choice("WEFT_SOCKET_FAMILY", {"AF_INET", "AF_INET6"}, &c.socketFamily);
   p.positiveInt("WEFT_NSOCKS_PERPEER", &c.nSocketsPerPeer);

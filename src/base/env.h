@@ -21,6 +21,7 @@ struct EnvConfig {
 
   // Transports.
   std::string transport = "auto";     // WEFT_TRANSPORT: auto | shm | tcp
+  std::string net = "auto";           // WEFT_NET: auto | tcp | ucx
   std::string socketIfname;           // WEFT_SOCKET_IFNAME
   std::string socketFamily;           // WEFT_SOCKET_FAMILY: AF_INET | AF_INET6 | "" (either)
   int nSocketsPerPeer = 2;            // WEFT_NSOCKS_PERPEER

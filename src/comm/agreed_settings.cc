@@ -25,6 +25,7 @@ std::vector<std::pair<std::string, std::string>> decode(const Blob& blob) {
 std::vector<std::pair<std::string, std::string>> agreedSettings(const CommConfig& c) {
   return {
       {"WEFT_TRANSPORT (config.netName)", c.transport},
+      {"WEFT_NET", c.net},
       {"WEFT_NSOCKS_PERPEER (config.nSocketsPerPeer)", std::to_string(c.nSocketsPerPeer)},
       {"WEFT_ALGO", c.algo},
       {"WEFT_CHUNK_BYTES", std::to_string(c.chunkBytes)},

@@ -13,8 +13,12 @@
 #include "src/comm/agreed_settings.h"
 #include "src/comm/calibration.h"
 #include "src/comm/rank_placement.h"
+#include "topology/ibverbs.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
+#if WEFT_HAVE_UCX
+#include "transports/ucx/ucx_transport.h"
+#endif
 
 namespace weft {
 namespace {
@@ -112,13 +116,23 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   const auto& ranks = bootstrap_->ranks();
   placeRanks();
   std::vector<int> shmPeers;
-  std::vector<int> tcpPeers;
+  std::vector<int> netPeers;  // over the network transport (WEFT_NET)
   for (int r = 0; r < nranks_; ++r) {
     if (r == rank_) continue;
     bool sameHost = ranks[r].hostHash == ranks[rank_].hostHash;
-    (sameHost && config_.transport != "tcp" ? shmPeers : tcpPeers).push_back(r);
+    (sameHost && config_.transport != "tcp" ? shmPeers : netPeers).push_back(r);
   }
+  // What kinds of link the communicator has, from data every rank holds alike (the agreed
+  // settings and the bootstrap's table of hosts): a rank's own peers would not do, since on
+  // hosts of different sizes some ranks have shm peers and others none.
   const bool manyHosts = hostGroups_.hosts.size() > 1;
+  const bool netWithin = config_.transport == "tcp";
+  bool sharedHost = false;
+  for (const std::vector<int>& members : hostGroups_.hosts)
+    sharedHost = sharedHost || members.size() > 1;
+  const bool anyNet = manyHosts || netWithin;
+  const bool anyShm = sharedHost && !netWithin;
+  if (anyNet) WEFT_RETURN_IF_ERROR(chooseNet());
   const topo::System* system = nullptr;
   WEFT_RETURN_IF_ERROR(localSystem(&system));
   const topo::NicChoice nic = rankNic(*system, ranks, rank_);
@@ -147,17 +161,24 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
     return bootstrap_->allGather(mine, all);
   };
   std::vector<std::unique_ptr<Link>> shmLinks;
-  std::vector<std::unique_ptr<Link>> tcpLinks;
+  std::vector<std::unique_ptr<Link>> netLinks;
   WEFT_RETURN_IF_ERROR(shm::connect(ctx, shmPeers, &shmLinks).withContext("shm transport"));
-  WEFT_RETURN_IF_ERROR(tcp::connect(ctx, tcpPeers, &tcpLinks).withContext("tcp transport"));
+#if WEFT_HAVE_UCX
+  if (net_ == "ucx") {
+    WEFT_RETURN_IF_ERROR(ucx::connect(ctx, netPeers, &netLinks).withContext("ucx transport"));
+  }
+#endif
+  if (net_ == "tcp") {
+    WEFT_RETURN_IF_ERROR(tcp::connect(ctx, netPeers, &netLinks).withContext("tcp transport"));
+  }
 
   {
     std::lock_guard<std::mutex> lock(linksMutex_);  // abort() may close them from another thread
     links_.resize(static_cast<size_t>(nranks_));
     for (size_t i = 0; i < shmPeers.size(); ++i)
       links_[shmPeers[i]] = std::move(shmLinks[i]);
-    for (size_t i = 0; i < tcpPeers.size(); ++i)
-      links_[tcpPeers[i]] = std::move(tcpLinks[i]);
+    for (size_t i = 0; i < netPeers.size(); ++i)
+      links_[netPeers[i]] = std::move(netLinks[i]);
   }
   channels_.resize(static_cast<size_t>(nranks_));
   channelPtrs_.assign(static_cast<size_t>(nranks_), nullptr);
@@ -166,17 +187,8 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
     channels_[r] = Channel(links_[r].get(), id.commTag, rank_, r);
     channelPtrs_[r] = &channels_[r];
   }
-  // What kinds of link the communicator has, from data every rank holds alike (the agreed
-  // settings and the bootstrap's table of hosts): a rank's own peers would not do, since on
-  // hosts of different sizes some ranks have shm peers and others none.
-  const bool tcpWithin = config_.transport == "tcp";
-  bool sharedHost = false;
-  for (const std::vector<int>& members : hostGroups_.hosts)
-    sharedHost = sharedHost || members.size() > 1;
-  const bool anyTcp = manyHosts || tcpWithin;
-  const bool anyShm = sharedHost && !tcpWithin;
-  linkModel_ = anyTcp ? kTcpModel : kShmModel;
-  intraHostModel_ = tcpWithin ? kTcpModel : kShmModel;
+  linkModel_ = anyNet ? kTcpModel : kShmModel;
+  intraHostModel_ = netWithin ? kTcpModel : kShmModel;
   interHostModel_ = kTcpModel;
   setUpDirect();
   // Every rank must have connected before any uses its links; the all-gather that waits for
@@ -208,8 +220,8 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
     CPU_OR(&hostCpus, &hostCpus, &theirCpus);
   }
   oversubscribed_ = localRanks > static_cast<size_t>(CPU_COUNT(&hostCpus));
-  socketPeers_ = !tcpPeers.empty();
-  if (config_.calibrate) WEFT_RETURN_IF_ERROR(calibrate(anyTcp, anyShm, tcpWithin));
+  socketPeers_ = !netPeers.empty();
+  if (config_.calibrate) WEFT_RETURN_IF_ERROR(calibrate(anyNet, anyShm, netWithin));
   if (manyHosts) {
     // A NIC bounds what its links can do, whatever a measurement over loopback found.
     interHostModel_ = capByNics(interHostModel_, nicGBps);
@@ -218,26 +230,50 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
               describe().c_str(), interHostModel_.bandwidthGBps,
               config_.calibrate ? "measured" : "tcp's built-in figure");
   }
-  WEFT_INFO(kInit, "%s ready: shm to %zu peers, tcp to %zu peers, host %s; idle waits %s",
-            describe().c_str(), shmPeers.size(), tcpPeers.size(), ranks[rank_].hostname,
-            idleWaitName(idleWait()));
+  WEFT_INFO(kInit, "%s ready: shm to %zu peers, %s to %zu peers, host %s; idle waits %s",
+            describe().c_str(), shmPeers.size(), net_.c_str(), netPeers.size(),
+            ranks[rank_].hostname, idleWaitName(idleWait()));
   return okStatus();
 }
 
-Status Communicator::calibrate(bool anyTcp, bool anyShm, bool tcpWithin) {
+Status Communicator::chooseNet() {
+#if WEFT_HAVE_UCX
+  constexpr bool kUcxBuilt = true;
+#else
+  constexpr bool kUcxBuilt = false;
+#endif
+  const bool rdma = kUcxBuilt && config_.net == "auto" && !topo::listVerbsDevices().empty();
+  const Blob mine = {static_cast<uint8_t>((kUcxBuilt ? 1 : 0) | (rdma ? 2 : 0))};
+  std::vector<Blob> all;
+  WEFT_RETURN_IF_ERROR(bootstrap_->allGather(mine, &all).withContext("choosing the network"));
+  bool everyRdma = true;
+  for (int r = 0; r < nranks_; ++r) {
+    const uint8_t theirs = all[r].size() == 1 ? all[r][0] : 0;
+    everyRdma = everyRdma && (theirs & 2) != 0;
+    if (config_.net == "ucx" && (theirs & 1) == 0) {
+      return errorf(weftInvalidUsage, "WEFT_NET=ucx, but rank %d's Weft was built without UCX", r);
+    }
+  }
+  net_ = config_.net == "auto" ? (everyRdma ? "ucx" : "tcp") : config_.net;
+  WEFT_INFO(kInit, "%s: links between hosts over %s (WEFT_NET=%s)", describe().c_str(),
+            net_.c_str(), config_.net.c_str());
+  return okStatus();
+}
+
+Status Communicator::calibrate(bool anyNet, bool anyShm, bool netWithin) {
   auto report = [this](const char* which, const LinkModel& m) {
     WEFT_INFO(kInit, "%s: measured links%s: %.2f us latency, %.2f GB/s", describe().c_str(), which,
               m.latencyUs, m.bandwidthGBps);
   };
-  if (!(anyTcp && anyShm)) {
+  if (!(anyNet && anyShm)) {
     // Links of one kind: one ring through every rank.
     LinkModel measured;
     WEFT_RETURN_IF_ERROR(calibrateRings(*this, {ringOrder_}, linkModel_, &measured)
                              .withContext("measuring the links"));
     report("", measured);
     linkModel_ = measured;
-    (anyTcp ? interHostModel_ : intraHostModel_) = measured;
-    if (tcpWithin) intraHostModel_ = measured;
+    (anyNet ? interHostModel_ : intraHostModel_) = measured;
+    if (netWithin) intraHostModel_ = measured;
     return okStatus();
   }
   // Both kinds: rings inside the hosts at once, then one through the hosts' leaders. The slowest

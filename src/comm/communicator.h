@@ -117,9 +117,12 @@ class Communicator {
   Status connectTransports(const UniqueIdData& id, const SockAddr& localAddress);
   void setUpDirect();
   void placeRanks();
+  // The network transport (WEFT_NET, "auto" made the same on every rank: UCX where every rank
+  // has it and an RDMA device, else tcp) into net_.
+  Status chooseNet();
   // Measures the links for the cost model: one ring through every rank where they are all of
   // one kind, else rings inside the hosts and one through their leaders.
-  Status calibrate(bool anyTcp, bool anyShm, bool tcpWithin);
+  Status calibrate(bool anyNet, bool anyShm, bool netWithin);
   void closeLinks();
 
   const int rank_;
@@ -136,6 +139,7 @@ class Communicator {
   HostGroups hostGroups_;
   bool oversubscribed_ = false;
   bool socketPeers_ = false;
+  std::string net_ = "tcp";  // the network transport: tcp or ucx
   AlgoOverride algoOverride_;
   SingleCopyLimits singleCopyLimits_;
   std::vector<char> scratch_;

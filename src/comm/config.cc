@@ -11,6 +11,7 @@ Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
   CommConfig c;
   c.timeoutMs = e.timeoutMs;
   c.transport = e.transport;
+  c.net = e.net;
   c.nSocketsPerPeer = e.nSocketsPerPeer;
   c.socketPaceBytes = e.socketPaceBytes;
   c.shmRingBytes = e.shmRingBytes;

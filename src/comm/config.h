@@ -14,6 +14,7 @@ struct CommConfig {
   bool blocking = true;
   int64_t timeoutMs = 0;
   std::string transport = "auto";  // auto | shm | tcp
+  std::string net = "auto";        // auto | tcp | ucx
   int nSocketsPerPeer = 1;
   size_t socketPaceBytes = 0;
   std::string name;

@@ -48,6 +48,7 @@ TEST(AgreedSettings, EverySettingIsCompared) {
     CommConfig c = base;
     const std::string name = agreedSettings(base)[i].first;
     if (name.starts_with("WEFT_TRANSPORT")) c.transport = "tcp";
+    if (name == "WEFT_NET") c.net = "ucx";
     if (name.starts_with("WEFT_NSOCKS_PERPEER")) c.nSocketsPerPeer = 7;
     if (name == "WEFT_ALGO") c.algo = "tree";
     if (name == "WEFT_CHUNK_BYTES") c.chunkBytes = 12345;

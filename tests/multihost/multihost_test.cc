@@ -1,9 +1,9 @@
 // Ranks on simulated hosts: network namespaces joined by a bridge, each rank in a UTS namespace
 // with its host's name (tests/multihost/netns-hosts), so that ranks tell hosts apart by name as on
 // real machines, with no WEFT_HOSTID. Every collective across 3 hosts x 2 ranks and uneven
-// layouts, checked against the reference; and faults: a host's cable pulled, a rank killed, in
-// the middle of all-reduces, after which every other rank returns an error within WEFT_TIMEOUT
-// and a second, naming a peer. Needs root; skips with a message without it.
+// layouts, over tcp and over UCX, checked against the reference; and faults: a host's cable pulled,
+// a rank killed, in the middle of all-reduces, after which every other rank returns an error within
+// WEFT_TIMEOUT and a second, naming a peer. Needs root; skips with a message without it.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -22,6 +22,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace weft::test {
@@ -204,28 +205,40 @@ int hostCount(const std::string& layout) {
   if (!(hosts).unavailable().empty()) GTEST_SKIP() << (hosts).unavailable(); \
   static_assert(true)
 
-class EveryCollective : public ::testing::TestWithParam<std::string> {};
+// (layout, network transport between hosts)
+class EveryCollective : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
 TEST_P(EveryCollective, MatchesTheReferenceAcrossHosts) {
-  const std::string layout = GetParam();
+  const auto& [layout, net] = GetParam();
+#if !WEFT_HAVE_UCX
+  if (net == "ucx") GTEST_SKIP() << "Weft was built without UCX";
+#endif
   Hosts hosts(hostCount(layout));
   SKIP_WITHOUT(hosts);
-  Ranks ranks(hosts, layout, "Rank.EveryCollective", {"WEFT_TIMEOUT=60"});
+  // UCX over its tcp transport: the one that crosses the bridge here.
+  Ranks ranks(hosts, layout, "Rank.EveryCollective",
+              {"WEFT_TIMEOUT=60", "WEFT_NET=" + net, "UCX_TLS=tcp,sm"});
   const std::vector<int> codes = ranks.waitAll(600);
   const std::string hostsLine = "over " + std::to_string(hostCount(layout)) + " host(s)";
+  const std::string netLine = "links between hosts over " + net;
   for (int r = 0; r < ranks.size(); ++r) {
     const std::string text = ranks.text(r);
     EXPECT_EQ(codes[r], 0) << "rank " << r << ":\n" << text;
     // The ranks told the hosts apart by their names alone.
     EXPECT_NE(text.find(hostsLine), std::string::npos) << "rank " << r << ":\n" << text;
+    EXPECT_NE(text.find(netLine), std::string::npos) << "rank " << r << ":\n" << text;
     const std::string host = "host " + hosts.name() + "-h" + std::to_string(layout[r] - 'A');
     EXPECT_NE(text.find(host), std::string::npos) << "rank " << r << ":\n" << text;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, EveryCollective,
-                         ::testing::Values("AABBCC", "ABCABC", "AAB", "ABBB", "AAABC"),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, EveryCollective,
+    ::testing::Values(std::make_pair("AABBCC", "tcp"), std::make_pair("ABCABC", "tcp"),
+                      std::make_pair("AAB", "tcp"), std::make_pair("ABBB", "tcp"),
+                      std::make_pair("AAABC", "tcp"), std::make_pair("AABBCC", "ucx"),
+                      std::make_pair("AAB", "ucx"), std::make_pair("AAABC", "ucx")),
+    [](const auto& info) { return info.param.first + "_" + info.param.second; });
 
 // Each rank but `spared` failed, within WEFT_TIMEOUT and a second of `at`, naming a peer.
 void expectErrorsWithin(const Ranks& ranks, const std::vector<int>& codes, double at,

@@ -280,42 +280,8 @@ TEST(TcpTransport, ClosedPeerDeliversWhatItSentThenReportsClosed) {
     ctx.nSocketsPerPeer = 2;
     std::vector<std::unique_ptr<Link>> links;
     WEFT_RETURN_IF_ERROR(tcp::connect(ctx, {1 - info.rank}, &links));
-    std::vector<char> expected(12'345);
-    test::fillPayload(1, 0, 0, expected.data(), expected.size());
-    if (info.rank == 1) {
-      Channel channel(links[0].get(), ctx.commTag, 1, 0);
-      OutgoingMessage m;
-      m.data = expected.data();
-      m.bytes = expected.size();
-      bool done = false;
-      WEFT_RETURN_IF_ERROR(channel.progressSend(m, &done));
-      if (!done) return Status(weftInternalError, "the message did not fit the socket buffer");
-      links[0]->close();
-      return okStatus();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // rank 1 is gone by now
-    WEFT_RETURN_IF_ERROR(links[0]->checkPeer());                  // its message is still to be read
-    Channel channel(links[0].get(), ctx.commTag, 0, 1);
-    std::vector<char> data(expected.size());
-    IncomingMessage m;
-    m.data = data.data();
-    m.bytes = data.size();
-    bool done = false;
-    Backoff backoff;
-    while (!done && !ctx.deadline.expired()) {
-      WEFT_RETURN_IF_ERROR(channel.progressRecv(m, &done));
-      backoff.pause();
-    }
-    if (data != expected) return Status(weftInternalError, "message lost");
-    if (links[0]->checkPeer().code() != weftRemoteError) {
-      return Status(weftInternalError, "checkPeer missed the close");
-    }
-    size_t got = 0;
-    char byte;
-    if (links[0]->read(&byte, 1, &got).code() != weftRemoteError) {
-      return Status(weftInternalError, "read missed the close");
-    }
-    return okStatus();
+    if (info.rank == 1) return test::sendOneThenClose(ctx, *links[0], 12'345);
+    return test::readOneThenSeeClosed(ctx, *links[0], 12'345);
   }));
 }
 

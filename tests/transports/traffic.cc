@@ -1,7 +1,10 @@
 #include "tests/transports/traffic.h"
 
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "src/base/wait.h"
 #include "transports/channel.h"
@@ -299,6 +302,48 @@ Status awaitFailure(const TransportContext& ctx, Link& link, int peer, bool useC
       lastCheck = Clock::now();
     }
     backoff.pause();
+  }
+  return okStatus();
+}
+
+Status sendOneThenClose(const TransportContext& ctx, Link& link, size_t bytes) {
+  std::vector<char> data(bytes);
+  fillPayload(1, 0, 0, data.data(), data.size());
+  Channel channel(&link, ctx.commTag, 1, 0);
+  OutgoingMessage m;
+  m.data = data.data();
+  m.bytes = data.size();
+  bool done = false;
+  WEFT_RETURN_IF_ERROR(channel.progressSend(m, &done));
+  if (!done) return Status(weftInternalError, "the message did not fit the link at once");
+  link.close();
+  return okStatus();
+}
+
+Status readOneThenSeeClosed(const TransportContext& ctx, Link& link, size_t bytes) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // rank 1 is gone by now
+  WEFT_RETURN_IF_ERROR(link.checkPeer());                       // its message is still to be read
+  Channel channel(&link, ctx.commTag, 0, 1);
+  std::vector<char> data(bytes);
+  IncomingMessage m;
+  m.data = data.data();
+  m.bytes = data.size();
+  bool done = false;
+  Backoff backoff;
+  while (!done && !ctx.deadline.expired()) {
+    WEFT_RETURN_IF_ERROR(channel.progressRecv(m, &done));
+    backoff.pause();
+  }
+  std::vector<char> expected(bytes);
+  fillPayload(1, 0, 0, expected.data(), expected.size());
+  if (data != expected) return Status(weftInternalError, "message lost");
+  if (link.checkPeer().code() != weftRemoteError) {
+    return Status(weftInternalError, "checkPeer missed the close");
+  }
+  size_t got = 0;
+  char byte;
+  if (link.read(&byte, 1, &got).code() != weftRemoteError) {
+    return Status(weftInternalError, "read missed the close");
   }
   return okStatus();
 }

@@ -35,6 +35,13 @@ Status exchangeMessages(const TransportContext& ctx, const std::vector<int>& pee
 Status sendRawStream(Link& link, int from, int to, size_t bytes, Deadline deadline);
 Status receiveRawStream(Link& link, int from, int to, size_t bytes, Deadline deadline);
 
+// The two halves of "a closed peer delivers what it sent, then reports closed": rank 1 sends one
+// message of `bytes` to rank 0 through links[0] (it must fit the link at once) and closes; rank
+// 0, once rank 1 is gone, still reads the message whole, and then checkPeer and read report the
+// close.
+Status sendOneThenClose(const TransportContext& ctx, Link& link, size_t bytes);
+Status readOneThenSeeClosed(const TransportContext& ctx, Link& link, size_t bytes);
+
 // Waits for one message from peer that never comes, until the link reports an error.
 // useCheckPeer: also call checkPeer() while waiting. Gives the error (ok if none by deadline).
 Status awaitFailure(const TransportContext& ctx, Link& link, int peer, bool useCheckPeer,

@@ -1,0 +1,121 @@
+// UcxLink: a Link over UCP's tag API to one peer. The byte stream goes as tagged messages that
+// never cross a multiple of kUnit in stream position, each tagged with where it starts; the
+// receiver takes them, one receive posted at a time for the next position, straight into a ring
+// indexed by stream position (so a view is 8-aligned
+// exactly where the stream is), and returns credits as it consumes, so that the sender never
+// runs more than the ring's size ahead and UCX never holds more than that for a slow reader.
+// The first message each way is a hello with the communicator's secret; the last, a goodbye
+// with the final stream position.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "transports/link.h"
+#include "transports/transport.h"
+#include "transports/ucx/ucx_wire.h"
+#include "transports/ucx/ucx_worker.h"
+
+namespace weft::ucx {
+
+// One tagged receive: posted, then tested until done (at once, where UCX completed it within the
+// post).
+class Receive {
+ public:
+  ~Receive() { free(); }
+  Status post(ucp_worker_h worker, void* buffer, size_t bytes, uint64_t tag);
+  // True once done; then status() and length() tell the outcome, and the request is freed.
+  bool test();
+  bool posted() const { return request_ != nullptr || done_; }
+  ucs_status_t status() const { return status_; }
+  size_t length() const { return length_; }
+  // Forgets a finished receive, so that another may be posted.
+  void reset() { done_ = false; }
+  // Cancels one still running (UCX finishes it as cancelled; the request is freed then).
+  void cancel(ucp_worker_h worker);
+
+ private:
+  void free();
+
+  void* request_ = nullptr;
+  bool done_ = false;
+  ucs_status_t status_ = UCS_OK;
+  size_t length_ = 0;
+  ucp_tag_recv_info_t info_{};
+};
+
+class UcxLink : public Link {
+ public:
+  // Connects to the peer's worker and posts the first receives; hello() then tells whether the
+  // peer's hello has come and is good.
+  static Status create(const TransportContext& ctx, std::shared_ptr<UcxWorker> worker, int peer,
+                       const std::vector<uint8_t>& peerAddress, std::unique_ptr<UcxLink>* out);
+  ~UcxLink() override;
+
+  // Ok with *done once the peer's hello came and carried this communicator's secret.
+  Status helloDone(bool* done);
+
+  Status write(const void* data, size_t bytes, size_t* written) override;
+  Status peek(const void** data, size_t* bytes) override;
+  void consume(size_t bytes) override;
+  Status checkPeer() override;
+  // Asks the thread that drives the link to say goodbye and close it at its next call (UCX's
+  // worker is not shared between threads); the destructor does it where no call comes.
+  void close() override { closeRequested_.store(true); }
+  const char* kind() const override { return "ucx"; }
+
+ private:
+  UcxLink(const TransportContext& ctx, std::shared_ptr<UcxWorker> worker, int peer);
+  static void onEndpointError(void* arg, ucp_ep_h ep, ucs_status_t status);
+
+  // Moves UCX along and settles what it finished: receives, credits, sends.
+  Status pump();
+  Status settleData();
+  Status settleCredit();
+  Status peerEnd() const;
+  Status postData();
+  Status postCredit();
+  Status sendCredit();
+  // Sends; where UCX finishes later, onSent (or onCreditSent) counts it done.
+  Status send(uint64_t tag, const void* data, size_t bytes, bool credit);
+  static void onSent(void* request, ucs_status_t status, void* user);
+  static void onCreditSent(void* request, ucs_status_t status, void* user);
+  void sent(void* request, ucs_status_t status);
+  // Says goodbye, flushes what was sent (for a bounded time) and closes the endpoint.
+  void finish();
+
+  TransportContext ctx_;
+  std::shared_ptr<UcxWorker> worker_;
+  int peer_;
+  ucp_ep_h ep_ = nullptr;
+  Status epError_;  // set by UCX's error callback
+  std::atomic<bool> closeRequested_{false};
+  bool closed_ = false;
+
+  Hello myHello_{};
+  Hello hello_{};  // the peer's
+  Receive helloReceive_;
+  bool helloChecked_ = false;
+  Goodbye goodbye_{};
+  Receive goodbyeReceive_;
+  bool peerGone_ = false;  // its goodbye came: it sends no more than goodbye_.streamBytes
+
+  std::unique_ptr<uint64_t[]> ring_;  // received bytes by stream position; uint64_t: 8-aligned
+  uint64_t received_ = 0;
+  uint64_t consumed_ = 0;
+  Receive dataReceive_;  // the receive posted at received_
+
+  std::unique_ptr<uint64_t[]> sendRing_;  // sent bytes by stream position, until acknowledged
+  uint64_t sent_ = 0;
+  uint64_t acked_ = 0;     // what the peer has consumed, by its last credit
+  uint64_t creditIn_ = 0;  // the credit being received
+  Receive creditReceive_;
+  uint64_t creditOut_ = 0;       // the credit being sent
+  bool creditInFlight_ = false;  // creditOut_ is still UCX's
+  uint64_t creditSent_ = 0;      // the last credit handed to UCX
+  Goodbye myGoodbye_{};
+  int unfinished_ = 0;  // sends UCX has not finished
+};
+
+}  // namespace weft::ucx
