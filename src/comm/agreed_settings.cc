@@ -43,7 +43,7 @@ std::vector<std::pair<std::string, std::string>> agreedSettings(const CommConfig
 Blob encodeSettings(const CommConfig& config) {
   std::string text;
   for (const auto& [name, value] : agreedSettings(config))
-    text += name + "=" + value + "\n";
+    text.append(name).append("=").append(value).append("\n");
   return Blob(text.begin(), text.end());
 }
 

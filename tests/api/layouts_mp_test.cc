@@ -120,6 +120,7 @@ std::vector<std::string> initErrors(const EnvList& all, const EnvList& rank2) {
   });
   expectAllOk(results);
   std::vector<std::string> out;
+  out.reserve(3);
   for (int r = 0; r < 3; ++r)
     out.push_back(errors.take(r));
   return out;

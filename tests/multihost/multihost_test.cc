@@ -121,9 +121,10 @@ class Ranks {
       vars.insert(vars.end(), env.begin(), env.end());
       std::string line = "exec env";
       for (const std::string& v : vars)
-        line += " " + shellQuote(v);
-      line += " " + kTool + " exec " + hosts.name() + " " + std::to_string(layout[r] - 'A') + " " +
-              kRank + " --gtest_filter=" + test + " >" + output(r) + " 2>&1";
+        line.append(" ").append(shellQuote(v));
+      line.append(" ").append(kTool).append(" exec ").append(hosts.name());
+      line.append(" ").append(std::to_string(layout[r] - 'A')).append(" ").append(kRank);
+      line.append(" --gtest_filter=").append(test).append(" >").append(output(r)).append(" 2>&1");
       const pid_t pid = fork();
       if (pid == 0) {
         execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));

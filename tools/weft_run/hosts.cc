@@ -110,8 +110,11 @@ std::string shellQuote(const std::string& word) {
 std::string remoteCommandLine(const std::vector<std::pair<std::string, std::string>>& vars,
                               const std::vector<std::string>& command, const std::string& cwd) {
   std::string run = "env";
-  for (const auto& [name, value] : vars)
-    run += " " + shellQuote(name + "=" + value);
+  for (const auto& [name, value] : vars) {
+    std::string assignment = name;
+    assignment.append("=").append(value);
+    run.append(" ").append(shellQuote(assignment));
+  }
   for (const std::string& word : command)
     run += " " + shellQuote(word);
   // The program runs in the background with /dev/null for input; a loop of the shell's own
