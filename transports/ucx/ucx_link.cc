@@ -44,8 +44,6 @@ bool Receive::test() {
 
 void Receive::cancel(ucp_worker_h worker) {
   if (request_ != nullptr) ucp_request_cancel(worker, request_);
-  free();
-  done_ = false;
 }
 
 void Receive::free() {
@@ -54,11 +52,12 @@ void Receive::free() {
 }
 
 UcxLink::UcxLink(const TransportContext& ctx, std::shared_ptr<UcxWorker> worker, int peer)
-    : ctx_(ctx),
-      worker_(std::move(worker)),
-      peer_(peer),
-      ring_(new uint64_t[kWindow / sizeof(uint64_t)]),
-      sendRing_(new uint64_t[kWindow / sizeof(uint64_t)]) {}
+    : ctx_(ctx), worker_(std::move(worker)), peer_(peer), x_(new Exposed) {
+  x_->worker = worker_;
+  x_->peer = peer;
+  x_->ring.reset(new uint64_t[kWindow / sizeof(uint64_t)]);
+  x_->sendRing.reset(new uint64_t[kWindow / sizeof(uint64_t)]);
+}
 
 Status UcxLink::create(const TransportContext& ctx, std::shared_ptr<UcxWorker> worker, int peer,
                        const std::vector<uint8_t>& peerAddress, std::unique_ptr<UcxLink>* out) {
@@ -70,7 +69,7 @@ Status UcxLink::create(const TransportContext& ctx, std::shared_ptr<UcxWorker> w
   ep.address = reinterpret_cast<const ucp_address_t*>(peerAddress.data());
   ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
   ep.err_handler.cb = &UcxLink::onEndpointError;
-  ep.err_handler.arg = l.get();
+  ep.err_handler.arg = l->x_.get();
   ucs_status_t st = ucp_ep_create(l->worker_->handle(), &ep, &l->ep_);
   if (st == UCS_ERR_UNREACHABLE) {
     // UCX's shared-memory transports report no peer failure, and refuse to connect where asked
@@ -89,13 +88,14 @@ Status UcxLink::create(const TransportContext& ctx, std::shared_ptr<UcxWorker> w
   }
   ucp_worker_h w = l->worker_->handle();
   WEFT_RETURN_IF_ERROR(
-      l->helloReceive_.post(w, &l->hello_, sizeof(Hello), tagOf(Kind::kHello, peer)));
+      l->helloReceive_.post(w, &l->x_->hello, sizeof(Hello), tagOf(Kind::kHello, peer)));
   WEFT_RETURN_IF_ERROR(
-      l->creditReceive_.post(w, &l->creditIn_, sizeof(uint64_t), tagOf(Kind::kCredit, peer)));
+      l->creditReceive_.post(w, &l->x_->creditIn, sizeof(uint64_t), tagOf(Kind::kCredit, peer)));
   WEFT_RETURN_IF_ERROR(
-      l->goodbyeReceive_.post(w, &l->goodbye_, sizeof(Goodbye), tagOf(Kind::kGoodbye, peer)));
-  l->myHello_ = makeHello(ctx, peer);
-  WEFT_RETURN_IF_ERROR(l->send(tagOf(Kind::kHello, ctx.rank), &l->myHello_, sizeof(Hello), false));
+      l->goodbyeReceive_.post(w, &l->x_->goodbye, sizeof(Goodbye), tagOf(Kind::kGoodbye, peer)));
+  l->x_->myHello = makeHello(ctx, peer);
+  WEFT_RETURN_IF_ERROR(
+      l->send(tagOf(Kind::kHello, ctx.rank), &l->x_->myHello, sizeof(Hello), false));
   WEFT_RETURN_IF_ERROR(l->postData());
   *out = std::move(l);
   return okStatus();
@@ -104,54 +104,67 @@ Status UcxLink::create(const TransportContext& ctx, std::shared_ptr<UcxWorker> w
 UcxLink::~UcxLink() {
   std::lock_guard<std::mutex> lock(worker_->mutex());
   finish();
-  // Receives still posted are cancelled; the worker outlives them (shared).
-  for (Receive* r : {&helloReceive_, &creditReceive_, &goodbyeReceive_, &dataReceive_})
+  // Receives still posted are cancelled, and waited for: one already under way writes on.
+  Receive* receives[] = {&helloReceive_, &creditReceive_, &goodbyeReceive_, &dataReceive_};
+  for (Receive* r : receives)
     r->cancel(worker_->handle());
+  const auto until = std::chrono::steady_clock::now() + kFlushTime;
+  bool released = false;
+  while (!released && std::chrono::steady_clock::now() < until) {
+    worker_->progress();
+    released = true;
+    for (Receive* r : receives)
+      released = (!r->posted() || r->test()) && released;
+  }
+  if (!clean_ || !released) {
+    // UCX still holds requests into x_ (and calls back into it): leave it, and the worker it
+    // holds, to the end of the process rather than free them under UCX.
+    worker_->abandon();
+    (void)x_.release();
+  }
 }
 
 void UcxLink::onEndpointError(void* arg, ucp_ep_h, ucs_status_t status) {
-  auto* l = static_cast<UcxLink*>(arg);
-  if (l->epError_.ok()) {
-    l->epError_ =
-        ucxError(weftRemoteError, strprintf("ucx link to rank %d broke", l->peer_).c_str(), status);
+  auto* x = static_cast<Exposed*>(arg);
+  if (x->epError.ok()) {
+    x->epError =
+        ucxError(weftRemoteError, strprintf("ucx link to rank %d broke", x->peer).c_str(), status);
   }
 }
 
 Status UcxLink::send(uint64_t tag, const void* data, size_t bytes, bool credit) {
+  if (ep_ == nullptr) return errorf(weftRemoteError, "ucx link to rank %d was closed here", peer_);
   ucp_request_param_t p{};
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   p.cb.send = credit ? &UcxLink::onCreditSent : &UcxLink::onSent;
-  p.user_data = this;
+  p.user_data = x_.get();
   void* r = ucp_tag_send_nbx(ep_, data, bytes, tag, &p);
   if (UCS_PTR_IS_ERR(r)) {
     return ucxError(weftRemoteError, strprintf("sending to rank %d", peer_).c_str(),
                     UCS_PTR_STATUS(r));
   }
   if (r == nullptr) return okStatus();  // done already; no callback comes
-  ++unfinished_;
-  if (credit) creditInFlight_ = true;
+  ++x_->unfinished;
+  if (credit) x_->creditInFlight = true;
   worker_->sendStarted();
   return okStatus();
 }
 
 // UCX calls these from a progress call, under the worker's mutex.
 void UcxLink::onSent(void* request, ucs_status_t status, void* user) {
-  static_cast<UcxLink*>(user)->sent(request, status);
+  auto* x = static_cast<Exposed*>(user);
+  --x->unfinished;
+  x->worker->sendFinished();
+  ucp_request_free(request);
+  if (status != UCS_OK && x->epError.ok()) {
+    x->epError =
+        ucxError(weftRemoteError, strprintf("sending to rank %d", x->peer).c_str(), status);
+  }
 }
 
 void UcxLink::onCreditSent(void* request, ucs_status_t status, void* user) {
-  auto* l = static_cast<UcxLink*>(user);
-  l->creditInFlight_ = false;
-  l->sent(request, status);
-}
-
-void UcxLink::sent(void* request, ucs_status_t status) {
-  --unfinished_;
-  worker_->sendFinished();
-  ucp_request_free(request);
-  if (status != UCS_OK && epError_.ok()) {
-    epError_ = ucxError(weftRemoteError, strprintf("sending to rank %d", peer_).c_str(), status);
-  }
+  static_cast<Exposed*>(user)->creditInFlight = false;
+  onSent(request, status, user);
 }
 
 // Posts the receive at received_, as long as the ring has room; takes in what UCX delivers at
@@ -164,7 +177,7 @@ Status UcxLink::postData() {
     // while the ring was fuller, would truncate a message sent after later credits.
     const size_t room = toUnitEnd;
     if (free < room) return okStatus();  // until the reader consumes
-    char* at = reinterpret_cast<char*>(ring_.get()) + received_ % kWindow;
+    char* at = reinterpret_cast<char*>(x_->ring.get()) + received_ % kWindow;
     WEFT_RETURN_IF_ERROR(
         dataReceive_.post(worker_->handle(), at, room, tagOf(Kind::kData, peer_, received_)));
     WEFT_RETURN_IF_ERROR(settleData());
@@ -178,8 +191,9 @@ Status UcxLink::settleData() {
   if (dataReceive_.status() != UCS_OK) {
     // A message longer than the room posted for it comes as a truncation: a sender that broke
     // the credit rule.
-    return ucxError(weftRemoteError, strprintf("receiving from rank %d", peer_).c_str(),
-                    dataReceive_.status());
+    fatal_ = ucxError(weftRemoteError, strprintf("receiving from rank %d", peer_).c_str(),
+                      dataReceive_.status());
+    return fatal_;
   }
   received_ += dataReceive_.length();
   return okStatus();
@@ -189,36 +203,40 @@ Status UcxLink::settleCredit() {
   if (!creditReceive_.test()) return okStatus();
   creditReceive_.reset();
   if (creditReceive_.status() != UCS_OK) {
-    return ucxError(weftRemoteError, strprintf("receiving from rank %d", peer_).c_str(),
-                    creditReceive_.status());
+    fatal_ = ucxError(weftRemoteError, strprintf("receiving from rank %d", peer_).c_str(),
+                      creditReceive_.status());
+    return fatal_;
   }
   // Credits may come out of order too: a stale one changes nothing.
-  if (creditReceive_.length() != sizeof(uint64_t) || creditIn_ > sent_) {
-    return errorf(weftRemoteError,
-                  "ucx link to rank %d: a credit for %llu bytes, with %llu sent and %llu acked",
-                  peer_, static_cast<unsigned long long>(creditIn_),
-                  static_cast<unsigned long long>(sent_), static_cast<unsigned long long>(acked_));
+  if (creditReceive_.length() != sizeof(uint64_t) || x_->creditIn > sent_) {
+    fatal_ =
+        errorf(weftRemoteError,
+               "ucx link to rank %d: a credit for %llu bytes, with %llu sent and %llu acked", peer_,
+               static_cast<unsigned long long>(x_->creditIn),
+               static_cast<unsigned long long>(sent_), static_cast<unsigned long long>(acked_));
+    return fatal_;
   }
-  acked_ = std::max(acked_, creditIn_);
-  return creditReceive_.post(worker_->handle(), &creditIn_, sizeof(uint64_t),
+  acked_ = std::max(acked_, x_->creditIn);
+  return creditReceive_.post(worker_->handle(), &x_->creditIn, sizeof(uint64_t),
                              tagOf(Kind::kCredit, peer_));
 }
 
 // Tells the peer what has been consumed, once enough has since the last credit and the last
 // credit's send is done (its buffer is reused).
 Status UcxLink::sendCredit() {
-  if (consumed_ - creditSent_ < kCreditEvery || creditInFlight_) return okStatus();
-  creditOut_ = consumed_;
+  if (consumed_ - creditSent_ < kCreditEvery || x_->creditInFlight) return okStatus();
+  x_->creditOut = consumed_;
   creditSent_ = consumed_;
-  return send(tagOf(Kind::kCredit, ctx_.rank), &creditOut_, sizeof(uint64_t), true);
+  return send(tagOf(Kind::kCredit, ctx_.rank), &x_->creditOut, sizeof(uint64_t), true);
 }
 
 Status UcxLink::pump() {
   if (closeRequested_.load() && !closed_) finish();
   if (closed_) return errorf(weftRemoteError, "ucx link to rank %d was closed here", peer_);
+  WEFT_RETURN_IF_ERROR(fatal_);
   for (int i = 0; i < 16 && worker_->progress(); ++i) {
   }
-  // A failed send or a broken endpoint leaves what already arrived readable (epError_); a
+  // A failed send or a broken endpoint leaves what already arrived readable (x_->epError); a
   // peer that breaks the protocol fails the link at once.
   // A settled credit reposts at once, and may find the next one there already.
   for (int i = 0; i < 4 && creditReceive_.posted() && creditReceive_.test(); ++i)
@@ -229,17 +247,17 @@ Status UcxLink::pump() {
     peerGone_ = goodbyeReceive_.status() == UCS_OK && goodbyeReceive_.length() == sizeof(Goodbye);
     goodbyeReceive_.reset();
   }
-  if (epError_.ok()) WEFT_RETURN_IF_ERROR(sendCredit());
+  if (x_->epError.ok()) WEFT_RETURN_IF_ERROR(sendCredit());
   return okStatus();
 }
 
 // The peer's end: its goodbye came and everything it sent before has arrived, or the endpoint
 // broke. Ok while there is none.
 Status UcxLink::peerEnd() const {
-  if (peerGone_ && received_ >= goodbye_.streamBytes) {
+  if (peerGone_ && received_ >= x_->goodbye.streamBytes) {
     return errorf(weftRemoteError, "ucx link to rank %d was closed by the peer", peer_);
   }
-  return epError_;
+  return x_->epError;
 }
 
 Status UcxLink::helloDone(bool* done) {
@@ -256,7 +274,7 @@ Status UcxLink::helloDone(bool* done) {
                     helloReceive_.status());
   }
   const size_t length = helloReceive_.length();
-  const std::string problem = helloProblem(hello_, length, ctx_, peer_);
+  const std::string problem = helloProblem(x_->hello, length, ctx_, peer_);
   if (!problem.empty()) {
     return errorf(weftRemoteError, "ucx: refused rank %d's connection: %s", peer_, problem.c_str());
   }
@@ -276,7 +294,7 @@ Status UcxLink::write(const void* data, size_t bytes, size_t* written) {
     const size_t toUnitEnd = kUnit - static_cast<size_t>(sent_ % kUnit);
     const size_t n = std::min({bytes - *written, window, toUnitEnd});
     if (n == 0) break;  // the peer has a window's worth unconsumed
-    char* at = reinterpret_cast<char*>(sendRing_.get()) + sent_ % kWindow;
+    char* at = reinterpret_cast<char*>(x_->sendRing.get()) + sent_ % kWindow;
     memcpy(at, from + *written, n);
     WEFT_RETURN_IF_ERROR(send(tagOf(Kind::kData, ctx_.rank, sent_), at, n, false));
     sent_ += n;
@@ -292,7 +310,7 @@ Status UcxLink::peek(const void** data, size_t* bytes) {
   const size_t available = static_cast<size_t>(received_ - consumed_);
   if (available == 0) return peerEnd();
   const size_t offset = static_cast<size_t>(consumed_ % kWindow);
-  *data = reinterpret_cast<const char*>(ring_.get()) + offset;
+  *data = reinterpret_cast<const char*>(x_->ring.get()) + offset;
   *bytes = std::min(available, kWindow - offset);
   return okStatus();
 }
@@ -300,6 +318,7 @@ Status UcxLink::peek(const void** data, size_t* bytes) {
 void UcxLink::consume(size_t bytes) {
   std::lock_guard<std::mutex> lock(worker_->mutex());
   consumed_ += bytes;
+  if (closed_) return;
   // A full ring has no receive posted: post it now that there is room, and give credit.
   Status ignored = postData();
   ignored = sendCredit();  // an error here surfaces at the next call
@@ -321,29 +340,27 @@ void UcxLink::finish() {
       worker_->progress();
     return done();
   };
-  if (epError_.ok()) {
-    myGoodbye_.streamBytes = sent_;
-    Status ignored = send(tagOf(Kind::kGoodbye, ctx_.rank), &myGoodbye_, sizeof(Goodbye), false);
+  if (x_->epError.ok()) {
+    x_->myGoodbye.streamBytes = sent_;
+    Status ignored = send(tagOf(Kind::kGoodbye, ctx_.rank), &x_->myGoodbye, sizeof(Goodbye), false);
     (void)ignored;  // the peer learns of the end from its endpoint then
   }
-  const bool sentAll = progressUntil([this] { return unfinished_ == 0; });
+  const bool sentAll = progressUntil([this] { return x_->unfinished == 0; });
   // Flushing delivers what was sent; forcing (after an error, or sends that would not finish)
   // completes what is left with an error. UCX cancels no send otherwise.
   ucp_request_param_t cp{};
   cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  cp.flags = sentAll && epError_.ok() ? 0 : UCP_EP_CLOSE_FLAG_FORCE;
+  cp.flags = sentAll && x_->epError.ok() ? 0 : UCP_EP_CLOSE_FLAG_FORCE;
   void* closing = ucp_ep_close_nbx(ep_, &cp);
   ep_ = nullptr;
   const bool closedOk = progressUntil([this, closing] {
-    return unfinished_ == 0 &&
+    return x_->unfinished == 0 &&
            (!UCS_PTR_IS_PTR(closing) || ucp_request_check_status(closing) != UCS_INPROGRESS);
   });
   if (UCS_PTR_IS_PTR(closing) && ucp_request_check_status(closing) != UCS_INPROGRESS) {
     ucp_request_free(closing);
   }
-  // Requests UCX still holds would call back into this link, and destroying the worker under
-  // them aborts the process: keep both to the end of the process.
-  if (!closedOk) worker_->abandon();
+  clean_ = closedOk;  // else the destructor leaves x_ and the worker to UCX
 }
 
 }  // namespace weft::ucx

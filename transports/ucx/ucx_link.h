@@ -32,7 +32,8 @@ class Receive {
   size_t length() const { return length_; }
   // Forgets a finished receive, so that another may be posted.
   void reset() { done_ = false; }
-  // Cancels one still running (UCX finishes it as cancelled; the request is freed then).
+  // Asks UCX to cancel one still running; test() then says when it has let go of the buffer
+  // (a receive already under way finishes first).
   void cancel(ucp_worker_h worker);
 
  private:
@@ -43,6 +44,26 @@ class Receive {
   ucs_status_t status_ = UCS_OK;
   size_t length_ = 0;
   ucp_tag_recv_info_t info_{};
+};
+
+// What UCX may write into or call back into after a call returns: the buffers it sends from and
+// receives into, and what its callbacks set. Apart from the link, so that where UCX does not
+// give up its requests in time at teardown, this (and with it the worker) is left allocated
+// instead of freed under UCX.
+struct Exposed {
+  std::shared_ptr<UcxWorker> worker;
+  int peer = -1;
+  Status epError;               // a send failed or the endpoint broke (UCX's error callback)
+  int unfinished = 0;           // sends UCX has not finished
+  bool creditInFlight = false;  // creditOut is still UCX's
+  Hello myHello{};
+  Hello hello{};  // the peer's
+  Goodbye goodbye{};
+  Goodbye myGoodbye{};
+  uint64_t creditIn = 0;                 // the credit being received
+  uint64_t creditOut = 0;                // the credit being sent
+  std::unique_ptr<uint64_t[]> ring;      // received bytes by stream position; 8-aligned
+  std::unique_ptr<uint64_t[]> sendRing;  // sent bytes by stream position, until acknowledged
 };
 
 class UcxLink : public Link {
@@ -75,47 +96,37 @@ class UcxLink : public Link {
   Status settleCredit();
   Status peerEnd() const;
   Status postData();
-  Status postCredit();
   Status sendCredit();
   // Sends; where UCX finishes later, onSent (or onCreditSent) counts it done.
   Status send(uint64_t tag, const void* data, size_t bytes, bool credit);
   static void onSent(void* request, ucs_status_t status, void* user);
   static void onCreditSent(void* request, ucs_status_t status, void* user);
-  void sent(void* request, ucs_status_t status);
   // Says goodbye, flushes what was sent (for a bounded time) and closes the endpoint.
   void finish();
 
   TransportContext ctx_;
   std::shared_ptr<UcxWorker> worker_;
   int peer_;
+  std::unique_ptr<Exposed> x_;
   ucp_ep_h ep_ = nullptr;
-  Status epError_;  // set by UCX's error callback
+  Status fatal_;  // the peer broke the protocol: the link is unusable
   std::atomic<bool> closeRequested_{false};
   bool closed_ = false;
+  bool clean_ = true;  // finish() saw every send and the endpoint's close through
 
-  Hello myHello_{};
-  Hello hello_{};  // the peer's
   Receive helloReceive_;
   bool helloChecked_ = false;
-  Goodbye goodbye_{};
   Receive goodbyeReceive_;
-  bool peerGone_ = false;  // its goodbye came: it sends no more than goodbye_.streamBytes
+  bool peerGone_ = false;  // its goodbye came: it sends no more than x_->goodbye.streamBytes
 
-  std::unique_ptr<uint64_t[]> ring_;  // received bytes by stream position; uint64_t: 8-aligned
   uint64_t received_ = 0;
   uint64_t consumed_ = 0;
   Receive dataReceive_;  // the receive posted at received_
 
-  std::unique_ptr<uint64_t[]> sendRing_;  // sent bytes by stream position, until acknowledged
   uint64_t sent_ = 0;
-  uint64_t acked_ = 0;     // what the peer has consumed, by its last credit
-  uint64_t creditIn_ = 0;  // the credit being received
+  uint64_t acked_ = 0;  // what the peer has consumed, by its last credit
   Receive creditReceive_;
-  uint64_t creditOut_ = 0;       // the credit being sent
-  bool creditInFlight_ = false;  // creditOut_ is still UCX's
-  uint64_t creditSent_ = 0;      // the last credit handed to UCX
-  Goodbye myGoodbye_{};
-  int unfinished_ = 0;  // sends UCX has not finished
+  uint64_t creditSent_ = 0;  // the last credit handed to UCX
 };
 
 }  // namespace weft::ucx

@@ -26,7 +26,7 @@ Status UcxWorker::create(std::shared_ptr<UcxWorker>* out) {
   if (st != UCS_OK) return ucxError(weftSystemError, "initialising", st);
   ucp_worker_params_t wp{};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+  wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
   st = ucp_worker_create(w->context_, &wp, &w->worker_);
   if (st != UCS_OK) return ucxError(weftSystemError, "creating a worker", st);
   ucp_address_t* address = nullptr;
