@@ -15,6 +15,7 @@ if [ "${1:-}" = "--sanitize" ]; then
            "-DWEFT_SANITIZE=address,undefined")
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  export LSAN_OPTIONS=suppressions=$root/scripts/lsan-suppressions.txt
 fi
 "$root/scripts/build.sh" "$dir" "${options[@]}"
 cd "$dir"
