@@ -348,4 +348,27 @@ Status readOneThenSeeClosed(const TransportContext& ctx, Link& link, size_t byte
   return okStatus();
 }
 
+Status rawStreamBetweenTwo(const TransportContext& ctx, ConnectFn connect, size_t bytes) {
+  std::vector<std::unique_ptr<Link>> links;
+  WEFT_RETURN_IF_ERROR(connect(ctx, {1 - ctx.rank}, &links));
+  if (ctx.rank == 0) {
+    WEFT_RETURN_IF_ERROR(sendRawStream(*links[0], 0, 1, bytes, ctx.deadline));
+  } else {
+    WEFT_RETURN_IF_ERROR(receiveRawStream(*links[0], 0, 1, bytes, ctx.deadline));
+  }
+  std::vector<Blob> ignored;
+  return ctx.allGather({}, &ignored);
+}
+
+Status rankWithoutPeers(const TransportContext& ctx, ConnectFn connect) {
+  std::vector<int> peers;
+  if (ctx.rank > 0) peers = {3 - ctx.rank};  // 1 <-> 2; rank 0 has none
+  std::vector<std::unique_ptr<Link>> links;
+  WEFT_RETURN_IF_ERROR(connect(ctx, peers, &links));
+  if (links.size() != peers.size()) return Status(weftInternalError, "wrong number of links");
+  WEFT_RETURN_IF_ERROR(exchangeMessages(ctx, peers, links, {0, 1, 300'001}));
+  std::vector<Blob> ignored;
+  return ctx.allGather({}, &ignored);
+}
+
 }  // namespace weft::test

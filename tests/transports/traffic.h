@@ -35,6 +35,13 @@ Status exchangeMessages(const TransportContext& ctx, const std::vector<int>& pee
 Status sendRawStream(Link& link, int from, int to, size_t bytes, Deadline deadline);
 Status receiveRawStream(Link& link, int from, int to, size_t bytes, Deadline deadline);
 
+// Whole rank bodies over a transport's connect function (ctx from testContext; each ends in an
+// all-gather so that nobody closes before everyone is done reading):
+// ranks 0 and 1 connect, and rank 0 sends rank 1 a raw stream of `bytes`;
+Status rawStreamBetweenTwo(const TransportContext& ctx, ConnectFn connect, size_t bytes);
+// of 3 ranks, 1 and 2 connect and exchange a few sizes, and rank 0, with no peers, still joins.
+Status rankWithoutPeers(const TransportContext& ctx, ConnectFn connect);
+
 // The two halves of "a closed peer delivers what it sent, then reports closed": rank 1 sends one
 // message of `bytes` to rank 0 through links[0] (it must fit the link at once) and closes; rank
 // 0, once rank 1 is gone, still reads the message whole, and then checkPeer and read report the

@@ -104,30 +104,14 @@ TEST_P(UcxTransport, EightRanksOnTwoCoresExchangeAllPairs) {
 TEST_P(UcxTransport, RawStreamKeepsPeekAlignment) {
   expectAllOk(runRanks(2, [](RankInfo& info) {
     TransportContext ctx = test::testContext(info.rank, info.nranks, info.allGather);
-    std::vector<std::unique_ptr<Link>> links;
-    WEFT_RETURN_IF_ERROR(ucx::connect(ctx, {1 - info.rank}, &links));
-    const size_t bytes = 9u << 20;  // past the ring's size twice
-    if (info.rank == 0) {
-      WEFT_RETURN_IF_ERROR(test::sendRawStream(*links[0], 0, 1, bytes, ctx.deadline));
-    } else {
-      WEFT_RETURN_IF_ERROR(test::receiveRawStream(*links[0], 0, 1, bytes, ctx.deadline));
-    }
-    std::vector<Blob> ignored;
-    return info.allGather({}, &ignored);
+    return test::rawStreamBetweenTwo(ctx, ucx::connect, 9u << 20);  // past the ring's size twice
   }));
 }
 
 TEST_P(UcxTransport, RankWithoutPeersStillJoinsTheGather) {
   expectAllOk(runRanks(3, [](RankInfo& info) {
-    TransportContext ctx = test::testContext(info.rank, info.nranks, info.allGather);
-    std::vector<int> peers;
-    if (info.rank > 0) peers = {3 - info.rank};  // 1 <-> 2; rank 0 has none
-    std::vector<std::unique_ptr<Link>> links;
-    WEFT_RETURN_IF_ERROR(ucx::connect(ctx, peers, &links));
-    if (links.size() != peers.size()) return Status(weftInternalError, "wrong number of links");
-    WEFT_RETURN_IF_ERROR(test::exchangeMessages(ctx, peers, links, {0, 1, 300'001}));
-    std::vector<Blob> ignored;
-    return info.allGather({}, &ignored);
+    return test::rankWithoutPeers(test::testContext(info.rank, info.nranks, info.allGather),
+                                  ucx::connect);
   }));
 }
 
