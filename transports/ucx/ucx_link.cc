@@ -7,12 +7,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 namespace weft::ucx {
 namespace {
 
 constexpr uint64_t kCreditEvery = kWindow / 4;  // consumed bytes between credits
 constexpr auto kFlushTime = std::chrono::seconds(1);
+
+// The ring slot of the unit that holds stream position `at`.
+size_t slotOf(uint64_t at) {
+  return static_cast<size_t>(at % kWindow / kUnit);
+}
 
 }  // namespace
 
@@ -105,7 +111,9 @@ UcxLink::~UcxLink() {
   std::lock_guard<std::mutex> lock(worker_->mutex());
   finish();
   // Receives still posted are cancelled, and waited for: one already under way writes on.
-  Receive* receives[] = {&helloReceive_, &creditReceive_, &goodbyeReceive_, &dataReceive_};
+  std::vector<Receive*> receives = {&helloReceive_, &creditReceive_, &goodbyeReceive_};
+  for (Receive& r : dataReceives_)
+    receives.push_back(&r);
   for (Receive* r : receives)
     r->cancel(worker_->handle());
   const auto until = std::chrono::steady_clock::now() + kFlushTime;
@@ -167,35 +175,46 @@ void UcxLink::onCreditSent(void* request, ucs_status_t status, void* user) {
   onSent(request, status, user);
 }
 
-// Posts the receive at received_, as long as the ring has room; takes in what UCX delivers at
-// once.
+// Posts a receive at the start of every unit whose part of the ring the reader has freed. Each
+// unit's first byte starts a message, so these receives wait at the right positions however far
+// ahead; where a message in a unit comes shorter than the unit, settleData() posts the next one
+// at its end, once received_ gets there.
 Status UcxLink::postData() {
-  while (!dataReceive_.posted() && !closed_) {
-    const size_t free = kWindow - static_cast<size_t>(received_ - consumed_);
-    const size_t toUnitEnd = kUnit - static_cast<size_t>(received_ % kUnit);
-    // Room to the unit's end, the most a message there can hold: a receive posted with less,
-    // while the ring was fuller, would truncate a message sent after later credits.
-    const size_t room = toUnitEnd;
-    if (free < room) return okStatus();  // until the reader consumes
-    char* at = reinterpret_cast<char*>(x_->ring.get()) + received_ % kWindow;
+  while (!closed_ && nextUnit_ + kUnit <= consumed_ + kWindow) {
+    Receive& r = dataReceives_[slotOf(nextUnit_)];
+    char* at = reinterpret_cast<char*>(x_->ring.get()) + nextUnit_ % kWindow;
     WEFT_RETURN_IF_ERROR(
-        dataReceive_.post(worker_->handle(), at, room, tagOf(Kind::kData, peer_, received_)));
-    WEFT_RETURN_IF_ERROR(settleData());
+        r.post(worker_->handle(), at, kUnit, tagOf(Kind::kData, peer_, nextUnit_)));
+    nextUnit_ += kUnit;
   }
-  return okStatus();
+  return settleData();
 }
 
+// Takes in what arrived in order from received_; the units after the one in progress wait.
 Status UcxLink::settleData() {
-  if (!dataReceive_.test()) return okStatus();
-  dataReceive_.reset();
-  if (dataReceive_.status() != UCS_OK) {
-    // A message longer than the room posted for it comes as a truncation: a sender that broke
-    // the credit rule.
-    fatal_ = ucxError(weftRemoteError, strprintf("receiving from rank %d", peer_).c_str(),
-                      dataReceive_.status());
-    return fatal_;
+  while (received_ < nextUnit_) {
+    Receive& r = dataReceives_[slotOf(received_)];
+    if (!r.test()) return okStatus();
+    r.reset();
+    if (r.status() != UCS_OK) {
+      // A message longer than the room posted for it comes as a truncation: a sender that broke
+      // the credit rule.
+      fatal_ =
+          ucxError(weftRemoteError, strprintf("receiving from rank %d", peer_).c_str(), r.status());
+      return fatal_;
+    }
+    if (r.length() == 0) {  // a sender never sends one: the unit would wait for nothing
+      fatal_ = errorf(weftRemoteError, "ucx link to rank %d: an empty data message", peer_);
+      return fatal_;
+    }
+    received_ += r.length();
+    const size_t inUnit = static_cast<size_t>(received_ % kUnit);
+    if (inUnit != 0 && !closed_) {  // the unit goes on: its next message starts here
+      char* at = reinterpret_cast<char*>(x_->ring.get()) + received_ % kWindow;
+      WEFT_RETURN_IF_ERROR(
+          r.post(worker_->handle(), at, kUnit - inUnit, tagOf(Kind::kData, peer_, received_)));
+    }
   }
-  received_ += dataReceive_.length();
   return okStatus();
 }
 

@@ -1,13 +1,15 @@
 // UcxLink: a Link over UCP's tag API to one peer. The byte stream goes as tagged messages that
-// never cross a multiple of kUnit in stream position, each tagged with where it starts; the
-// receiver takes them, one receive posted at a time for the next position, straight into a ring
-// indexed by stream position (so a view is 8-aligned
-// exactly where the stream is), and returns credits as it consumes, so that the sender never
-// runs more than the ring's size ahead and UCX never holds more than that for a slow reader.
+// never cross a multiple of kUnit in stream position (a unit), each tagged with where it starts.
+// The receiver takes them straight into a ring indexed by stream position (so a view is
+// 8-aligned exactly where the stream is), with a receive posted in every unit of the ring the
+// reader has freed, so that messages land where they belong rather than wait in UCX; it returns
+// credits as it consumes, so that the sender never runs more than the ring's size ahead and UCX
+// never holds more than that for a slow reader.
 // The first message each way is a hello with the communicator's secret; the last, a goodbye
 // with the final stream position.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -121,7 +123,10 @@ class UcxLink : public Link {
 
   uint64_t received_ = 0;
   uint64_t consumed_ = 0;
-  Receive dataReceive_;  // the receive posted at received_
+  uint64_t nextUnit_ = 0;  // where the first unit with no receive posted yet starts
+  // By ring slot: the receive posted in each unit from received_'s up to nextUnit_, at the
+  // unit's start or, in received_'s unit, at received_.
+  std::array<Receive, kWindow / kUnit> dataReceives_;
 
   uint64_t sent_ = 0;
   uint64_t acked_ = 0;  // what the peer has consumed, by its last credit
