@@ -1,0 +1,129 @@
+"""What perf/compare's sections share: running commands, weft-perf's and the baselines' sweeps
+and their output, busbw, and the report's number formats."""
+
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+RUN_TIMEOUT = 1800  # seconds for any one command
+
+
+def say(text):
+    print(text, file=sys.stderr, flush=True)
+
+
+def human(nbytes):
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if nbytes >= 1 << shift and nbytes % (1 << shift) == 0:
+            return f"{nbytes >> shift}{unit}"
+    return str(nbytes)
+
+
+class Runner:
+    """Runs commands, logs them with their output, and stops stragglers on timeout."""
+
+    def __init__(self, log_path):
+        self.log = open(log_path, "w")
+        self.failures = []
+
+    def run(self, cmd, env=None, timeout=RUN_TIMEOUT, what=None):
+        """Returns (ok, stdout). A failure is recorded with the end of its output."""
+        self.log.write(f"\n$ {' '.join(cmd)}\n")
+        self.log.flush()
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env, start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            code = proc.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # our own process group only
+            out, err = proc.communicate()
+            code = f"timeout after {timeout} s"
+        except BaseException:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+        self.log.write(out + err + f"# exit {code}, {time.monotonic() - start:.1f} s\n")
+        self.log.flush()
+        if code != 0:
+            tail = "\n    ".join((err or out).strip().splitlines()[-6:])
+            self.fail(f"{what or cmd[0]}: exit {code}\n    {tail}")
+            return False, out
+        return True, out
+
+    def fail(self, text):
+        self.failures.append(text)
+        say(f"FAILED: {text}")
+
+
+def bus_factor(coll, n):
+    """weft-perf's busbw factors; algbw is size / time for every collective it measures."""
+    if coll == "all_reduce":
+        return 2 * (n - 1) / n
+    if coll in ("all_gather", "reduce_scatter", "all_to_all"):
+        return (n - 1) / n
+    return 1.0
+
+
+def busbw(coll, n, size, time_us):
+    return size / (time_us * 1e3) * bus_factor(coll, n) if time_us > 0 else 0.0
+
+
+def sweep_flags(coll, lo, hi, factor, iters, warmup):
+    return [coll, "-b", str(lo), "-e", str(hi), "-f", str(factor), "-n", str(iters),
+            "-w", str(warmup), "-c", "1"]
+
+
+def parse_weft_perf(text):
+    """weft-perf's nccl-tests table: {size: (out-of-place time_us, wrong elements out of place
+    and in place)}."""
+    rows = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 9 and f[0].isdigit():
+            rows[int(f[0])] = (float(f[5]), sum(int(x) for x in f[8:13:4] if x.isdigit()))
+    return rows
+
+
+def parse_baseline(text):
+    """mpi-perf / gloo-perf lines (size count time_us algbw busbw wrong): {size: (time_us,
+    wrong)}."""
+    rows = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) == 6 and f[0].isdigit():
+            rows[int(f[0])] = (float(f[2]), max(0, int(f[5])))
+    return rows
+
+
+def median(values):
+    return statistics.median(values) if values else None
+
+
+def fmt(value, width, digits=2):
+    return f"{value:{width}.{digits}f}" if value is not None else f"{'-':>{width}}"
+
+
+def fmt_ratio(value, width):
+    """Two or three significant digits: 0.45, 1.52, 12.3, 480."""
+    if value is None:
+        return f"{'-':>{width}}"
+    return fmt(value, width, 2 if value < 10 else 1 if value < 100 else 0)
+
+
+def verdict(points, unit):
+    """A target's verdict over (label, value, need) points: met, or where it missed and by how
+    much, with the point furthest below its need (or closest to it)."""
+    if not points:
+        return "no data"
+    worst = min(points, key=lambda p: p[1] / p[2])
+    misses = sum(1 for p in points if p[1] < p[2])
+    head = "met" if not misses else f"missed at {misses} of {len(points)}"
+    # One more digit where the rounded value would hide a miss (1.497x is not 1.50x).
+    extra = 1 if worst[1] < worst[2] and round(worst[1], 2) >= worst[2] else 0
+    value = f"{100 * worst[1]:.{extra}f}%" if unit == "%" else f"{worst[1]:.{2 + extra}f}x"
+    return f"{head}, worst {value} at {worst[0]}"
