@@ -8,6 +8,8 @@ packages=(
   libhwloc-dev iproute2
   # the UCX transport (optional in the build; installed so that CI builds and tests it)
   libucx-dev
+  # weft.torch, the torch.distributed backend (optional in the build, as UCX)
+  python3-torch libtorch-dev pybind11-dev python3-dev
   # scripts/fuzz.sh: clang and its libFuzzer/sanitizer runtimes (only recommended by clang-14,
   # so --no-install-recommends would leave them out)
   clang-14 libclang-rt-14-dev
