@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs Weft from a build tree into a scratch prefix, then builds and runs a consumer with
-# find_package(Weft) and another with pkg-config, as a project that links Weft would.
+# find_package(Weft) and another with pkg-config, as a project that links Weft would, and, given
+# the interpreter weft.torch was built for (4th argument), imports the installed package.
 set -euo pipefail
 build=$1
 source=$2
@@ -34,4 +35,12 @@ pc_dir=$(dirname "$(ls "$prefix"/lib*/pkgconfig/weft.pc)")
 pc_flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs weft)
 g++ -std=c++20 $flags "$source/consumer/consumer.cc" $pc_flags -pthread -o "$prefix/consumer-pc"
 LD_LIBRARY_PATH=$(echo "$prefix"/lib*) "$prefix/consumer-pc"
+
+# weft.torch, where it was built: the installed package imports and registers its backend.
+python=${4:-}
+if [ -n "$python" ]; then
+  package=$(ls -d "$prefix"/lib/python3*/dist-packages/weft)
+  PYTHONPATH=$(dirname "$package") LD_LIBRARY_PATH=$(echo "$prefix"/lib*) "$python" -c \
+    'import weft.torch, torch.distributed as d; assert d.Backend.WEFT == "WEFT"'
+fi
 echo "install test passed"
