@@ -11,7 +11,7 @@ WeftWork::WeftWork(int rank, c10d::OpType type, const char* title, std::vector<a
           c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {
 }
 
-void WeftWork::complete(std::exception_ptr error) {
+void WeftWork::complete(const std::exception_ptr& error) {
   // The future first: wait() returning means its callbacks (DDP's hooks) have been run.
   if (error) {
     future_->setError(error);

@@ -20,7 +20,7 @@ class WeftWork : public c10d::Work {
   int sourceRank() const override { return sourceRank_; }
 
   // From the worker, once the call is done: wakes wait() and completes the future.
-  void complete(std::exception_ptr error);
+  void complete(const std::exception_ptr& error);
   void setSourceRank(int rank) { sourceRank_ = rank; }
 
  private:
