@@ -30,6 +30,9 @@ class Backend(unittest.TestCase):
     def test_async_work_and_futures(self):
         self.ranks_pass("async", 3)
 
+    def test_object_collectives(self):
+        self.ranks_pass("objects", 3)
+
     def test_new_group(self):
         self.ranks_pass("groups", 4)
 

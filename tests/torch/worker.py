@@ -276,6 +276,28 @@ def case_groups():
     dist.distributed_c10d._get_default_group().monitored_barrier(TIMEOUT, True)
 
 
+def case_objects():
+    """The object collectives torch builds on all_gather, broadcast, gather and scatter."""
+    init()
+    got = [None] * WORLD
+    dist.all_gather_object(got, {"rank": RANK, "list": list(range(RANK + 1))})
+    for r in range(WORLD):
+        if got[r] != {"rank": r, "list": list(range(r + 1))}:
+            raise AssertionError(f"all_gather_object [{r}]: {got[r]}")
+    objs = [f"from {RANK}", RANK * 1.5] if RANK == 1 else [None, None]
+    dist.broadcast_object_list(objs, src=1)
+    if objs != ["from 1", 1.5]:
+        raise AssertionError(f"broadcast_object_list: {objs}")
+    out = [None] * WORLD if RANK == 0 else None
+    dist.gather_object(("x", RANK), out, dst=0)
+    if RANK == 0 and out != [("x", r) for r in range(WORLD)]:
+        raise AssertionError(f"gather_object: {out}")
+    mine = [None]
+    dist.scatter_object_list(mine, [r * r for r in range(WORLD)] if RANK == 0 else None, src=0)
+    if mine != [RANK * RANK]:
+        raise AssertionError(f"scatter_object_list: {mine}")
+
+
 def case_init():
     init()
     if dist.get_backend() != "weft":
