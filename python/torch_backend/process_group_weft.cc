@@ -1,4 +1,4 @@
-#include "bindings/torch/process_group_weft.h"
+#include "python/torch_backend/process_group_weft.h"
 
 #include <algorithm>
 #include <climits>
@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "bindings/torch/dtypes.h"
+#include "python/torch_backend/dtypes.h"
 
 namespace weft::torch_backend {
 namespace {

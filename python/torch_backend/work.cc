@@ -1,4 +1,4 @@
-#include "bindings/torch/work.h"
+#include "python/torch_backend/work.h"
 
 #include <ATen/core/ivalue.h>
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "bindings/torch/op_queue.h"
-#include "bindings/torch/work.h"
+#include "python/torch_backend/op_queue.h"
+#include "python/torch_backend/work.h"
 #include "weft/weft.h"
 
 namespace weft::torch_backend {

@@ -1,4 +1,4 @@
-#include "bindings/torch/dtypes.h"
+#include "python/torch_backend/dtypes.h"
 
 namespace weft::torch_backend {
 

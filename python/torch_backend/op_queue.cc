@@ -1,4 +1,4 @@
-#include "bindings/torch/op_queue.h"
+#include "python/torch_backend/op_queue.h"
 
 #include <exception>
 #include <utility>

@@ -3,7 +3,7 @@
 #include <pybind11/chrono.h>
 #include <torch/csrc/utils/pybind.h>
 
-#include "bindings/torch/process_group_weft.h"
+#include "python/torch_backend/process_group_weft.h"
 
 namespace py = pybind11;
 

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <thread>
 
-#include "bindings/torch/work.h"
+#include "python/torch_backend/work.h"
 
 namespace weft::torch_backend {
 
