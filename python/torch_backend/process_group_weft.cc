@@ -351,9 +351,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::gather(
           auto* base = static_cast<char*>(flat.data_ptr());
           for (int r = 0; r < getSize() && result == weftSuccess; ++r) {
             void* slot = base + r * n * in.element_size();
-            result = r == root
-                         ? (std::memcpy(slot, in.data_ptr(), n * in.element_size()), weftSuccess)
-                         : weftRecv(slot, n, type, r, comm_, nullptr);
+            if (r == root) {
+              std::memcpy(slot, in.data_ptr(), n * in.element_size());
+            } else {
+              result = weftRecv(slot, n, type, r, comm_, nullptr);
+            }
           }
         } else {
           result = weftSend(in.data_ptr(), count(in), type, root, comm_, nullptr);
@@ -394,9 +396,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::scatter(
           const auto* base = static_cast<const char*>(flat.data_ptr());
           for (int r = 0; r < getSize() && result == weftSuccess; ++r) {
             const void* piece = base + r * n * out.element_size();
-            result = r == root
-                         ? (std::memcpy(out.data_ptr(), piece, n * out.element_size()), weftSuccess)
-                         : weftSend(piece, n, type, r, comm_, nullptr);
+            if (r == root) {
+              std::memcpy(out.data_ptr(), piece, n * out.element_size());
+            } else {
+              result = weftSend(piece, n, type, r, comm_, nullptr);
+            }
           }
         } else {
           result = weftRecv(out.data_ptr(), n, type, root, comm_, nullptr);
