@@ -2,6 +2,7 @@
 and their output, busbw, and the report's number formats."""
 
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -127,3 +128,54 @@ def verdict(points, unit):
     extra = 1 if worst[1] < worst[2] and round(worst[1], 2) >= worst[2] else 0
     value = f"{100 * worst[1]:.{extra}f}%" if unit == "%" else f"{worst[1]:.{2 + extra}f}x"
     return f"{head}, worst {value} at {worst[0]}"
+
+
+def sweep_bands(lo, hi, factor, tops):
+    """The sizes lo, lo*factor, ... up to hi, cut into bands by tops [(largest size, iters,
+    warmup)]: [(first size, last size, iters, warmup)] for each band that holds any."""
+    sizes, s = [], lo
+    while s <= hi:
+        sizes.append(s)
+        s *= factor
+    out = []
+    for top, iters, warmup in tops:
+        mine = [x for x in sizes if x <= top and (not out or x > out[-1][1])]
+        if mine:
+            out.append((mine[0], mine[-1], iters, warmup))
+    return out
+
+
+def checked_rows(runner, ok, out, weft, what):
+    """The rows of a finished sweep's output (weft-perf's table if weft, else a baseline's),
+    with a failure recorded where a run that succeeded printed none or any came out wrong."""
+    rows = parse_weft_perf(out) if weft else parse_baseline(out)
+    if ok and not rows:
+        runner.fail(f"{what}: no results in its output")
+    for size, (_, wrong) in rows.items():
+        if wrong:
+            runner.fail(f"{what}: {wrong} wrong elements at {size} B")
+    return rows
+
+
+def netns_unavailable(tools):
+    """Why network namespaces cannot be made here with `tools` (None if they can)."""
+    if os.geteuid() != 0:
+        return "not root (network namespaces need it)"
+    for tool in ["ip"] + list(tools):
+        if shutil.which(tool) is None:
+            return f"{tool} is missing"
+    if subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
+        return "ip netns does not work here"
+    return None
+
+
+def write_results_csv(path, results, count_name):
+    """results[(lib, coll, count, size)] = [(round, time_us, busbw)], every round and the
+    medians; count_name heads the count's column (ranks, hosts)."""
+    with open(path, "w") as f:
+        f.write(f"round,library,collective,{count_name},size_bytes,time_us,busbw_GBps\n")
+        for (lib, coll, n, size), got in sorted(results.items()):
+            for r, t, bus in got:
+                f.write(f"{r},{lib},{coll},{n},{size},{t},{bus}\n")
+            f.write(f"median,{lib},{coll},{n},{size},{median([g[1] for g in got])},"
+                    f"{median([g[2] for g in got])}\n")

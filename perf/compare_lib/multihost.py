@@ -13,8 +13,8 @@ import secrets
 import shutil
 import subprocess
 
-from compare_lib.common import (RUN_TIMEOUT, busbw, fmt, fmt_ratio, human, median,
-                                parse_baseline, parse_weft_perf, say, sweep_flags, verdict)
+from compare_lib.common import (RUN_TIMEOUT, busbw, checked_rows, fmt, fmt_ratio, human,
+                                median, netns_unavailable, say, sweep_bands, sweep_flags, verdict)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, "tests", "multihost", "netns-hosts")
@@ -34,13 +34,9 @@ TARGETS = [("weft tcp busbw >= Open MPI tcp", "weft-tcp", "mpi-tcp", 1.0),
 
 def unavailable(bins, build_dir, cache_value):
     """Why the section cannot run here ('' if it can), and the libraries it can run."""
-    if os.geteuid() != 0:
-        return "not root (network namespaces need it)", []
-    for tool in ("ip", "unshare"):
-        if shutil.which(tool) is None:
-            return f"{tool} is missing", []
-    if subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
-        return "ip netns does not work here", []
+    why = netns_unavailable(["unshare"])
+    if why:
+        return why, []
     libs = ["weft-tcp"]
     if cache_value(build_dir, "WEFT_ENABLE_UCX") == "ON" and \
             cache_value(build_dir, "UCX_FOUND") == "1":
@@ -118,27 +114,7 @@ def sweep(runner, args, bins, hosts, lib, flags):
     cmd, env = lib_command(args, bins, hosts, lib, flags)
     what = f"multi-host {lib} {flags[0]} {hosts.n} hosts {flags[2]}..{flags[4]}"
     ok, out = runner.run(cmd, env=env, what=what)
-    rows = parse_weft_perf(out) if lib.startswith("weft-") else parse_baseline(out)
-    if ok and not rows:
-        runner.fail(f"{what}: no results in its output")
-    for size, (_, wrong) in rows.items():
-        if wrong:
-            runner.fail(f"{what}: {wrong} wrong elements at {size} B")
-    return rows
-
-
-def size_bands(args):
-    top = QUICK_MAX if args.quick else MAX
-    factor = 4 if args.quick else 2
-    sizes = [MIN]
-    while sizes[-1] * factor <= top:
-        sizes.append(sizes[-1] * factor)
-    out = []
-    for band_top, iters, warmup in (QUICK_BANDS if args.quick else BANDS):
-        mine = [x for x in sizes if x <= band_top and (not out or x > out[-1][1])]
-        if mine:
-            out.append((mine[0], mine[-1], factor, iters, warmup))
-    return out
+    return checked_rows(runner, ok, out, lib.startswith("weft-"), what)
 
 
 def run(runner, args, bins, libs, watch):
@@ -146,12 +122,13 @@ def run(runner, args, bins, libs, watch):
     (a different one first each round). Returns results[(lib, coll, hosts, size)] =
     [(round, time_us, busbw)]."""
     results = {}
+    top, factor, bands = (QUICK_MAX, 4, QUICK_BANDS) if args.quick else (MAX, 2, BANDS)
     for n in args.host_counts:
         with Hosts(n) as hosts:
             for r in range(args.rounds):
                 order = libs[r % len(libs):] + libs[:r % len(libs)]
                 for coll in COLLS:
-                    for lo, hi, factor, iters, warmup in size_bands(args):
+                    for lo, hi, iters, warmup in sweep_bands(MIN, top, factor, bands):
                         flags = sweep_flags(coll, lo, hi, factor, iters, warmup)
                         say(f"multi-host round {r + 1}/{args.rounds}: {coll} {n} hosts "
                             f"{human(lo)}..{human(hi)}: {' '.join(order)}")
@@ -168,6 +145,12 @@ def run(runner, args, bins, libs, watch):
 def medians(results, lib, coll, n, size):
     got = results.get((lib, coll, n, size), [])
     return median([g[1] for g in got]), median([g[2] for g in got])
+
+
+def ratio(results, a, b, coll, n, size):
+    """a's busbw over b's (b's median time over a's), or None without both."""
+    ta, tb = medians(results, a, coll, n, size)[0], medians(results, b, coll, n, size)[0]
+    return tb / ta if ta and tb else None
 
 
 def report(args, results):
@@ -194,8 +177,7 @@ def report(args, results):
                     t, bus = medians(results, lib, coll, n, size)
                     row += f" {fmt(bus, 14, 3)} {fmt(t, 9, 0 if t and t >= 10000 else 1)} |"
                 for a, b in ratios:
-                    ta, tb = medians(results, a, coll, n, size)[0], medians(results, b, coll, n, size)[0]
-                    row += f" {fmt_ratio(tb / ta if ta and tb else None, 12)}"
+                    row += f" {fmt_ratio(ratio(results, a, b, coll, n, size), 12)}"
                 lines.append(row)
     lines.append("\nratios A/B: A's busbw over B's (B's time over A's). weft-ucx and mpi-ucx: UCX "
                  f"over its tcp transport ({', '.join(f'{k}={v}' for k, v in UCX_ENV.items())}); "
@@ -208,18 +190,8 @@ def report(args, results):
                     continue
                 pts = []
                 for size in sorted({k[3] for k in results if k[1:3] == (coll, n)}):
-                    ta, tb = medians(results, a, coll, n, size)[0], medians(results, b, coll, n, size)[0]
-                    if ta and tb:
-                        pts.append((human(size), tb / ta, need))
+                    r = ratio(results, a, b, coll, n, size)
+                    if r:
+                        pts.append((human(size), r, need))
                 lines.append(f"  {coll} {n} hosts: {label:<32} {verdict(pts, 'x')}")
     return lines
-
-
-def write_csv(path, results):
-    with open(path, "w") as f:
-        f.write("round,library,collective,hosts,size_bytes,time_us,busbw_GBps\n")
-        for (lib, coll, n, size), got in sorted(results.items()):
-            for r, t, bus in got:
-                f.write(f"{r},{lib},{coll},{n},{size},{t},{bus}\n")
-            f.write(f"median,{lib},{coll},{n},{size},{median([g[1] for g in got])},"
-                    f"{median([g[2] for g in got])}\n")
