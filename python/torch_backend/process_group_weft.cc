@@ -41,6 +41,15 @@ void checkLike(const at::Tensor& t, const at::Tensor& like, const char* op) {
               " elements where ", like.numel(), " were expected");
 }
 
+// An input and an output of one type: the tensor forms of all_gather, reduce_scatter and
+// all_to_all.
+void checkInOut(const at::Tensor& input, const at::Tensor& output, const char* op) {
+  checkTensor(input, op);
+  checkTensor(output, op);
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "weft: ", op, ": output of type ",
+              output.scalar_type(), ", input of type ", input.scalar_type());
+}
+
 // The tensors' elements one after another, in a new contiguous tensor.
 at::Tensor flatCopy(const std::vector<at::Tensor>& tensors) {
   std::vector<at::Tensor> flat;
@@ -150,6 +159,13 @@ void ProcessGroupWeft::drainAll() {
   std::lock_guard<std::mutex> lock(groupsMutex);
   for (ProcessGroupWeft* group : groups())
     group->drain();
+}
+
+void ProcessGroupWeft::inGroup(const char* what, const std::function<weftResult_t()>& calls) {
+  check(weftGroupStart(), what);
+  const weftResult_t result = calls();
+  const weftResult_t ended = weftGroupEnd();  // also after a failed call: the group must end
+  check(result != weftSuccess ? result : ended, what);
 }
 
 void ProcessGroupWeft::check(weftResult_t result, const char* what) const {
@@ -264,11 +280,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::allgather(
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::_allgather_base(at::Tensor& output,
                                                                  at::Tensor& input,
                                                                  const c10d::AllgatherOptions&) {
-  checkTensor(input, "all_gather_into_tensor");
-  checkTensor(output, "all_gather_into_tensor");
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(),
-              "weft: all_gather_into_tensor: output of type ", output.scalar_type(),
-              ", input of type ", input.scalar_type());
+  checkInOut(input, output, "all_gather_into_tensor");
   TORCH_CHECK(output.numel() == input.numel() * getSize(),
               "weft: all_gather_into_tensor: ", "the output holds ", output.numel(),
               " elements, not ", getSize(), " x ", input.numel());
@@ -344,24 +356,24 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::gather(
   return enqueue(
       c10d::OpType::GATHER, "weft:gather", outs,
       [=, this] {
-        check(weftGroupStart(), "gather");
-        weftResult_t result = weftSuccess;
-        if (getRank() == root) {
-          const size_t n = count(in);
-          auto* base = static_cast<char*>(flat.data_ptr());
-          for (int r = 0; r < getSize() && result == weftSuccess; ++r) {
-            void* slot = base + r * n * in.element_size();
-            if (r == root) {
-              std::memcpy(slot, in.data_ptr(), n * in.element_size());
-            } else {
-              result = weftRecv(slot, n, type, r, comm_, nullptr);
+        inGroup("gather", [&] {
+          weftResult_t result = weftSuccess;
+          if (getRank() == root) {
+            const size_t n = count(in);
+            auto* base = static_cast<char*>(flat.data_ptr());
+            for (int r = 0; r < getSize() && result == weftSuccess; ++r) {
+              void* slot = base + r * n * in.element_size();
+              if (r == root) {
+                std::memcpy(slot, in.data_ptr(), n * in.element_size());
+              } else {
+                result = weftRecv(slot, n, type, r, comm_, nullptr);
+              }
             }
+          } else {
+            result = weftSend(in.data_ptr(), count(in), type, root, comm_, nullptr);
           }
-        } else {
-          result = weftSend(in.data_ptr(), count(in), type, root, comm_, nullptr);
-        }
-        const weftResult_t ended = weftGroupEnd();
-        check(result != weftSuccess ? result : ended, "gather");
+          return result;
+        });
       },
       [flat, outs]() mutable {
         if (flat.defined()) spread(flat, outs);
@@ -389,24 +401,24 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::scatter(
   return enqueue(
       c10d::OpType::SCATTER, "weft:scatter", outputs,
       [=, this] {
-        check(weftGroupStart(), "scatter");
-        weftResult_t result = weftSuccess;
-        const size_t n = count(out);
-        if (getRank() == root) {
-          const auto* base = static_cast<const char*>(flat.data_ptr());
-          for (int r = 0; r < getSize() && result == weftSuccess; ++r) {
-            const void* piece = base + r * n * out.element_size();
-            if (r == root) {
-              std::memcpy(out.data_ptr(), piece, n * out.element_size());
-            } else {
-              result = weftSend(piece, n, type, r, comm_, nullptr);
+        inGroup("scatter", [&] {
+          weftResult_t result = weftSuccess;
+          const size_t n = count(out);
+          if (getRank() == root) {
+            const auto* base = static_cast<const char*>(flat.data_ptr());
+            for (int r = 0; r < getSize() && result == weftSuccess; ++r) {
+              const void* piece = base + r * n * out.element_size();
+              if (r == root) {
+                std::memcpy(out.data_ptr(), piece, n * out.element_size());
+              } else {
+                result = weftSend(piece, n, type, r, comm_, nullptr);
+              }
             }
+          } else {
+            result = weftRecv(out.data_ptr(), n, type, root, comm_, nullptr);
           }
-        } else {
-          result = weftRecv(out.data_ptr(), n, type, root, comm_, nullptr);
-        }
-        const weftResult_t ended = weftGroupEnd();
-        check(result != weftSuccess ? result : ended, "scatter");
+          return result;
+        });
       },
       copyBack(output, out));
 }
@@ -435,11 +447,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::reduce_scatter(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::_reduce_scatter_base(
     at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
-  checkTensor(input, "reduce_scatter_tensor");
-  checkTensor(output, "reduce_scatter_tensor");
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(),
-              "weft: reduce_scatter_tensor: output of type ", output.scalar_type(),
-              ", input of type ", input.scalar_type());
+  checkInOut(input, output, "reduce_scatter_tensor");
   TORCH_CHECK(input.numel() == output.numel() * getSize(),
               "weft: reduce_scatter_tensor: ", "the input holds ", input.numel(), " elements, not ",
               getSize(), " x ", output.numel());
@@ -462,11 +470,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::alltoall_base(at::Tensor& outpu
                                                                std::vector<int64_t>& outputSplits,
                                                                std::vector<int64_t>& inputSplits,
                                                                const c10d::AllToAllOptions&) {
-  checkTensor(input, "all_to_all_single");
-  checkTensor(output, "all_to_all_single");
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(),
-              "weft: all_to_all_single: output of type ", output.scalar_type(), ", input of type ",
-              input.scalar_type());
+  checkInOut(input, output, "all_to_all_single");
   const weftDataType_t type = weftTypeOf(input.scalar_type());
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
   piecesOf(input, inputSplits, getSize(), &sendCounts, &sendDispls);

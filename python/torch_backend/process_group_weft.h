@@ -91,6 +91,9 @@ class ProcessGroupWeft : public c10d::ProcessGroup {
                                          std::function<void()> issue,
                                          std::function<void()> done = {},
                                          bool pointToPoint = false);
+  // Makes `calls` (Weft sends and receives, stopping at the first failure) as one group, and
+  // throws the first failure, theirs or the group's.
+  void inGroup(const char* what, const std::function<weftResult_t()>& calls);
   // Throws Weft's error for `what`, with the communicator's last message.
   void check(weftResult_t result, const char* what) const;
 
