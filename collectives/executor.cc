@@ -73,6 +73,7 @@ Status Executor::checkStep(const Step& s) const {
 Status Executor::start(const Schedule& schedule, std::vector<BufferView> buffers, ReduceFn reduce,
                        Channel* const* channels, int nranks) {
   steps_ = schedule.steps;
+  sendFlags_ = schedule.pointToPoint ? kPointToPointMessage : 0;
   buffers_ = std::move(buffers);
   reduce_ = reduce;
   peers_.clear();
@@ -208,6 +209,7 @@ Status Executor::progressSends(PeerQueues& q, bool* progressed) {
       q.out = OutgoingMessage{};
       q.out.data = addressOf(s.src);
       q.out.bytes = bytesOf(s.src, s.count);
+      q.out.flags = sendFlags_;
       q.sendActive = true;
     }
     size_t before = q.out.headerSent + q.out.sent;

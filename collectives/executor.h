@@ -113,6 +113,7 @@ class Executor : public Progressable {
   std::vector<uint32_t> initialLocal_;  // local steps that depend on nothing
   std::vector<std::pair<int, bool>> pendingIo_;
   ReduceFn reduce_ = nullptr;
+  uint16_t sendFlags_ = 0;  // of every message sent (transports/channel.h)
   size_t completed_ = 0;
 };
 

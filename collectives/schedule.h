@@ -42,6 +42,8 @@ struct Step {
 struct Schedule {
   std::vector<Step> steps;
   size_t scratchCount = 0;  // elements of scratch the steps address
+  // A group of sends and receives, whose messages a receive from any source may take.
+  bool pointToPoint = false;
 
   // Builders. Empty sends and receives are dropped (both sides compute the same sizes), except
   // by signal()/wait(), which carry no data and only order ranks.

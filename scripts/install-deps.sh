@@ -10,6 +10,9 @@ packages=(
   libucx-dev
   # weft.torch, the torch.distributed backend (optional in the build, as UCX)
   python3-torch libtorch-dev pybind11-dev python3-dev
+  # Debian's torch computes through libblas.so.3, the reference BLAS unless an optimized one is
+  # installed: perf/torch_compare's DDP step would time the arithmetic, not the training step
+  libopenblas0-pthread
   # scripts/fuzz.sh: clang and its libFuzzer/sanitizer runtimes (only recommended by clang-14,
   # so --no-install-recommends would leave them out)
   clang-14 libclang-rt-14-dev

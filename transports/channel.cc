@@ -22,16 +22,36 @@ Status Channel::progressSend(OutgoingMessage& m, bool* done, size_t budget) {
 }
 
 Status Channel::progressRecv(IncomingMessage& m, bool* done) {
+  if (aheadBytes_ > 0 && m.headerReceived == 0) {  // counted when peekHeader read it
+    m.header = ahead_;
+    m.headerReceived = aheadBytes_;
+    aheadBytes_ = 0;
+    if (m.headerReceived == sizeof(MessageHeader)) WEFT_RETURN_IF_ERROR(checkHeader(m));
+  }
   const size_t before = m.headerReceived + m.received;
   Status s = receiveSome(m, done);
   bytesReceived_ += m.headerReceived + m.received - before;
   return s;
 }
 
+Status Channel::peekHeader(const MessageHeader** header) {
+  *header = nullptr;
+  while (aheadBytes_ < sizeof(MessageHeader)) {
+    size_t n = 0;
+    WEFT_RETURN_IF_ERROR(link_->read(reinterpret_cast<char*>(&ahead_) + aheadBytes_,
+                                     sizeof(MessageHeader) - aheadBytes_, &n));
+    if (n == 0) return okStatus();
+    aheadBytes_ += n;
+    bytesReceived_ += n;
+  }
+  *header = &ahead_;
+  return okStatus();
+}
+
 Status Channel::sendSome(OutgoingMessage& m, bool* done, size_t budget) {
   *done = false;
   if (!m.started) {
-    m.header = MessageHeader{kMessageMagic, kMessageVersion, 0,
+    m.header = MessageHeader{kMessageMagic, kMessageVersion, m.flags,
                              commTag_,      sendSequence_++, static_cast<uint64_t>(m.bytes)};
     m.started = true;
   }

@@ -24,6 +24,9 @@ static_assert(sizeof(MessageHeader) == 32);
 
 constexpr uint32_t kMessageMagic = 0x5746544du;  // "WFTM"
 constexpr uint16_t kMessageVersion = 1;
+// Header flag of a point-to-point send's message, by which a receive from any source tells it
+// from a collective's.
+constexpr uint16_t kPointToPointMessage = 1;
 
 // Takes payload pieces as they arrive, in order, for receives that do more than copy.
 class PayloadSink {
@@ -35,6 +38,7 @@ class PayloadSink {
 struct OutgoingMessage {
   const void* data = nullptr;
   size_t bytes = 0;
+  uint16_t flags = 0;
   // Progress, kept by the channel.
   MessageHeader header{};
   size_t headerSent = 0;
@@ -62,6 +66,9 @@ class Channel {
   // A send writes at most `budget` bytes past its header (which goes regardless).
   Status progressSend(OutgoingMessage& m, bool* done, size_t budget = SIZE_MAX);
   Status progressRecv(IncomingMessage& m, bool* done);
+  // Reads the next incoming message's header ahead of its receive, as much as has arrived:
+  // *header points to it once all of it is in, else is nullptr. The receive takes it from here.
+  Status peekHeader(const MessageHeader** header);
 
   Link* link() const { return link_; }
   int peer() const { return peer_; }
@@ -85,6 +92,8 @@ class Channel {
   uint64_t recvSequence_ = 0;
   uint64_t bytesSent_ = 0;
   uint64_t bytesReceived_ = 0;
+  MessageHeader ahead_{};  // peekHeader's, until the receive takes it
+  size_t aheadBytes_ = 0;
 };
 
 }  // namespace weft

@@ -157,6 +157,11 @@ weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatyp
                       weftComm_t comm, weftStream_t stream);
 weftResult_t weftRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer,
                       weftComm_t comm, weftStream_t stream);
+/* A receive from whichever rank sends to this one first (MPI_ANY_SOURCE): count must match
+ * that send's. *source gets the sender's rank when the receive completes (on a stream, once
+ * the stream is synchronized). It cannot be part of a group; a gone peer ends it with an error. */
+weftResult_t weftRecvAnySource(void* recvbuff, size_t count, weftDataType_t datatype, int* source,
+                               weftComm_t comm, weftStream_t stream);
 weftResult_t weftBarrier(weftComm_t comm, weftStream_t stream);
 
 /* Calls between GroupStart and GroupEnd are recorded and run together at GroupEnd: sends and

@@ -269,6 +269,14 @@ class Comm {
   void recv(std::span<T> data, int peer, weftStream_t stream = nullptr) {
     check(weftRecv(data.data(), data.size(), dataTypeOf<T>(), peer, comm_, stream), comm_);
   }
+  // Blocks until a message from any rank arrives; returns the sender's rank.
+  template <typename T>
+  int recvAnySource(std::span<T> data) {
+    int source = -1;
+    check(weftRecvAnySource(data.data(), data.size(), dataTypeOf<T>(), &source, comm_, nullptr),
+          comm_);
+    return source;
+  }
   void barrier(weftStream_t stream = nullptr) { check(weftBarrier(comm_, stream), comm_); }
 
  private:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -555,14 +556,26 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::recv(std::vector<at::Tensor>& t
         check(weftRecv(buf.data_ptr(), count(buf), type, srcRank, comm_, nullptr), "recv");
       },
       copyBack(t, buf), true);
-  static_cast<WeftWork*>(work.get())->setSourceRank(srcRank);
+  static_cast<WeftWork*>(work.get())->setSourceRank(std::make_shared<int>(srcRank));
   return work;
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::recvAnysource(std::vector<at::Tensor>&, int) {
-  TORCH_CHECK(false,
-              "weft: recv without a source rank is not supported yet; name the sender "
-              "(dist.recv(tensor, src=...))");
+c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::recvAnysource(std::vector<at::Tensor>& tensors,
+                                                               int) {
+  at::Tensor t = theOne(tensors, "recv");
+  const weftDataType_t type = weftTypeOf(t.scalar_type());
+  at::Tensor buf = receiveBuffer(t);
+  auto source = std::make_shared<int>(-1);  // written by the worker before the work completes
+  // Not grouped with the sends and receives queued beside it: Weft runs it alone.
+  auto work = enqueue(
+      c10d::OpType::RECVANYSOURCE, "weft:recvAnySource", tensors,
+      [=, this] {
+        check(weftRecvAnySource(buf.data_ptr(), count(buf), type, source.get(), comm_, nullptr),
+              "recv from any source");
+      },
+      copyBack(t, buf), false);
+  static_cast<WeftWork*>(work.get())->setSourceRank(std::move(source));
+  return work;
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::barrier(const c10d::BarrierOptions&) {

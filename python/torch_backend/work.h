@@ -7,6 +7,7 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <exception>
+#include <memory>
 #include <vector>
 
 namespace weft::torch_backend {
@@ -17,16 +18,18 @@ class WeftWork : public c10d::Work {
 
   std::vector<at::Tensor> result() override { return outputs_; }
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
-  int sourceRank() const override { return sourceRank_; }
+  // A receive's sender, once the work is done; -1 for other work.
+  int sourceRank() const override { return sourceRank_ ? *sourceRank_ : -1; }
 
   // From the worker, once the call is done: wakes wait() and completes the future.
   void complete(const std::exception_ptr& error);
-  void setSourceRank(int rank) { sourceRank_ = rank; }
+  // `rank` is read only after wait(), so a receive from any source's worker may fill it in.
+  void setSourceRank(std::shared_ptr<const int> rank) { sourceRank_ = std::move(rank); }
 
  private:
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
-  int sourceRank_ = -1;
+  std::shared_ptr<const int> sourceRank_;
 };
 
 }  // namespace weft::torch_backend

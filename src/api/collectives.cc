@@ -24,6 +24,16 @@ Op collectiveOp(CollKind kind, const void* sendbuff, void* recvbuff, size_t coun
   return o;
 }
 
+Op pointToPointOp(OpKind kind, size_t count, weftDataType_t type, int peer, weftStream_t stream) {
+  Op o;
+  o.kind = kind;
+  o.stream = stream;
+  o.count = count;
+  o.type = type;
+  o.peer = peer;
+  return o;
+}
+
 // Checks the op and runs or records it. Calls that move nothing return at once, as in NCCL.
 weftResult_t submit(Op op, weftComm_t handle, const char* name) {
   Communicator* comm = nullptr;
@@ -47,6 +57,7 @@ weftResult_t submit(Op op, weftComm_t handle, const char* name) {
 
 using weft::collectiveOp;
 using weft::CollKind;
+using weft::pointToPointOp;
 using weft::submit;
 
 extern "C" {
@@ -113,26 +124,24 @@ weftResult_t weftAllToAllv(const void* sendbuff, const size_t sendcounts[], cons
 
 weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatype, int peer,
                       weftComm_t comm, weftStream_t stream) {
-  weft::Op op;
-  op.kind = weft::OpKind::kSend;
+  weft::Op op = pointToPointOp(weft::OpKind::kSend, count, datatype, peer, stream);
   op.sendbuff = sendbuff;
-  op.count = count;
-  op.type = datatype;
-  op.peer = peer;
-  op.stream = stream;
   return submit(std::move(op), comm, "weftSend");
 }
 
 weftResult_t weftRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer,
                       weftComm_t comm, weftStream_t stream) {
-  weft::Op op;
-  op.kind = weft::OpKind::kRecv;
+  weft::Op op = pointToPointOp(weft::OpKind::kRecv, count, datatype, peer, stream);
   op.recvbuff = recvbuff;
-  op.count = count;
-  op.type = datatype;
-  op.peer = peer;
-  op.stream = stream;
   return submit(std::move(op), comm, "weftRecv");
+}
+
+weftResult_t weftRecvAnySource(void* recvbuff, size_t count, weftDataType_t datatype, int* source,
+                               weftComm_t comm, weftStream_t stream) {
+  weft::Op op = pointToPointOp(weft::OpKind::kRecv, count, datatype, weft::kAnySource, stream);
+  op.recvbuff = recvbuff;
+  op.source = source;
+  return submit(std::move(op), comm, "weftRecvAnySource");
 }
 
 weftResult_t weftBarrier(weftComm_t comm, weftStream_t stream) {

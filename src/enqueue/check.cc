@@ -2,6 +2,7 @@
 
 #include "collectives/datatype.h"
 #include "src/comm/communicator.h"
+#include "src/enqueue/group.h"
 
 namespace weft {
 namespace {
@@ -89,6 +90,25 @@ Status checkAllToAllv(const Op& op) {
   return okStatus();
 }
 
+Status checkRecvAnySource(const Op& op) {
+  if (op.source == nullptr) {
+    return Status(weftInvalidArgument, "recv from any source: source must not be NULL");
+  }
+  if (op.comm->nranks() < 2) {
+    return Status(weftInvalidUsage, "recv from any source: the communicator has no other rank");
+  }
+  if (op.count == 0) {
+    return Status(weftInvalidArgument,
+                  "recv from any source: count must be > 0 (empty messages are not sent)");
+  }
+  if (inGroup()) {
+    return Status(weftInvalidUsage,
+                  "recv from any source cannot be part of a group: it runs alone, in order with "
+                  "the communicator's other calls");
+  }
+  return okStatus();
+}
+
 }  // namespace
 
 Status checkOp(const Op& op) {
@@ -99,7 +119,9 @@ Status checkOp(const Op& op) {
       return errorf(weftInvalidArgument, "%s: unknown data type %d", name,
                     static_cast<int>(op.type));
     }
-    if (op.peer < 0 || op.peer >= n) {
+    if (op.peer == kAnySource && op.kind == OpKind::kRecv) {
+      WEFT_RETURN_IF_ERROR(checkRecvAnySource(op));
+    } else if (op.peer < 0 || op.peer >= n) {
       return errorf(weftInvalidArgument, "%s: peer %d is out of range (communicator of %d ranks)",
                     name, op.peer, n);
     }

@@ -14,6 +14,9 @@ class Communicator;
 
 enum class OpKind { kCollective, kSend, kRecv };
 
+// The peer of a receive from any source (weftRecvAnySource).
+constexpr int kAnySource = -1;
+
 struct Op {
   OpKind kind = OpKind::kCollective;
   Communicator* comm = nullptr;
@@ -23,8 +26,9 @@ struct Op {
   void* recvbuff = nullptr;
   weftDataType_t type = weftFloat32;
   weftRedOp_t redop = weftSum;
-  int peer = -1;     // send and receive
-  size_t count = 0;  // send and receive
+  int peer = -1;          // send and receive
+  size_t count = 0;       // send and receive
+  int* source = nullptr;  // a receive from kAnySource: where the sender's rank goes when done
   // All-to-allv: send counts, send displacements, receive counts, receive displacements.
   std::vector<size_t> vcounts;
 };

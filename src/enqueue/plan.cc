@@ -8,6 +8,7 @@
 #include "collectives/placement.h"
 #include "src/base/log.h"
 #include "src/comm/communicator.h"
+#include "src/enqueue/recv_any.h"
 
 namespace weft {
 namespace {
@@ -256,7 +257,13 @@ Status planPointToPoint(Communicator& comm, const std::vector<Op>& ops, Phase* o
   out->label.pointToPoint = true;
   out->label.count = ops.size();
   out->label.sequence = comm.nextSequence();
+  if (ops.size() == 1 && ops[0].peer == kAnySource) {  // never grouped (src/enqueue/check.cc)
+    out->owned = std::make_unique<RecvAnySource>(comm, ops[0]);
+    out->runnable = out->owned.get();
+    return okStatus();
+  }
   Schedule schedule;
+  schedule.pointToPoint = true;
   std::vector<BufferView> buffers(3);  // send and recv unused here; scratch in bytes below
   std::vector<size_t> selfSends;
   std::vector<size_t> selfRecvs;
@@ -309,9 +316,11 @@ Status planPointToPoint(Communicator& comm, const std::vector<Op>& ops, Phase* o
     schedule.copy(Ref{static_cast<BufId>(selfSends[i]), 0},
                   Ref{static_cast<BufId>(selfRecvs[i]), 0}, from.count);
   }
-  out->owned = std::make_unique<Executor>();
+  auto executor = std::make_unique<Executor>();
+  Status s = executor->start(schedule, std::move(buffers), nullptr, comm.channels(), comm.nranks());
+  out->owned = std::move(executor);
   out->runnable = out->owned.get();
-  return out->owned->start(schedule, std::move(buffers), nullptr, comm.channels(), comm.nranks());
+  return s;
 }
 
 }  // namespace weft

@@ -46,8 +46,8 @@ struct PhaseLabel {
 };
 
 struct Phase {
-  Progressable* runnable = nullptr;  // a cached or owned executor, or the direct operation
-  std::unique_ptr<Executor> owned;   // for phases that are not cached
+  Progressable* runnable = nullptr;     // a cached or owned executor, or the direct operation
+  std::unique_ptr<Progressable> owned;  // for phases that are not cached
   // The staged operation, which may go mapped or single copy instead.
   const StagedOp* staged = nullptr;
   PhaseLabel label;

@@ -21,7 +21,6 @@ import weft.torch  # noqa: E402,F401 (registers the backend, in the spawned rank
 if os.environ["BACKEND"] == "weft":
     for feature in ("plugin", "ddp", "subgroup"):
         DistTestCases.backend_feature[feature].add("weft")
-    DistTestCases.skip_collective["sendrecv anysource"].add("weft")  # not supported yet
 
 from torch.testing._internal.common_utils import run_tests  # noqa: E402
 from torch.testing._internal.distributed.distributed_test import (  # noqa: E402

@@ -183,6 +183,24 @@ def check_moves(n):
         for w in works:
             w.wait()
         expect(f"isend/irecv {dtype}", got, everyone[left])
+        # Receives from any source: the other ranks all send to rank 0, which takes them in
+        # whatever order they come.
+        if RANK == 0:
+            senders = []
+            for k in range(WORLD - 1):
+                got = torch.empty(n, dtype=dtype)
+                if k % 2 == 0:
+                    sender = dist.recv(got)
+                else:
+                    work = dist.irecv(got)
+                    work.wait()
+                    sender = work._source_rank()
+                expect(f"recv from any source {dtype} (from {sender})", got, everyone[sender])
+                senders.append(sender)
+            if sorted(senders) != list(range(1, WORLD)):
+                raise AssertionError(f"recv from any source {dtype}: senders {senders}")
+        else:
+            dist.send(mine, 0)
     dist.barrier()
 
 
