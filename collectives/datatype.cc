@@ -1,5 +1,7 @@
 #include "collectives/datatype.h"
 
+#include "weft/weft.hpp"
+
 namespace weft {
 
 bool validType(weftDataType_t type) {
@@ -11,24 +13,7 @@ bool validOp(weftRedOp_t op) {
 }
 
 size_t typeSize(weftDataType_t type) {
-  switch (type) {
-    case weftInt8:
-    case weftUint8:
-      return 1;
-    case weftFloat16:
-    case weftBfloat16:
-      return 2;
-    case weftInt32:
-    case weftUint32:
-    case weftFloat32:
-      return 4;
-    case weftInt64:
-    case weftUint64:
-    case weftFloat64:
-      return 8;
-    default:
-      return 0;
-  }
+  return sizeOf(type);  // the public C++ API's (weft/weft.hpp)
 }
 
 const char* typeName(weftDataType_t type) {

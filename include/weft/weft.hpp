@@ -82,6 +82,28 @@ constexpr weftDataType_t dataTypeOf<double>() {
   return weftFloat64;
 }
 
+// Bytes per element of `type`; 0 for a value that names no type.
+constexpr size_t sizeOf(weftDataType_t type) {
+  switch (type) {
+    case weftInt8:
+    case weftUint8:
+      return 1;
+    case weftFloat16:
+    case weftBfloat16:
+      return 2;
+    case weftInt32:
+    case weftUint32:
+    case weftFloat32:
+      return 4;
+    case weftInt64:
+    case weftUint64:
+    case weftFloat64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
 class UniqueId {
  public:
   static UniqueId create() {

@@ -1,0 +1,57 @@
+#include "weft/parallel/memory.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+namespace weft::parallel {
+
+const char* memoryKindName(MemoryKind kind) {
+  switch (kind) {
+    case MemoryKind::kParameters:
+      return "parameters";
+    case MemoryKind::kGradients:
+      return "gradients";
+    case MemoryKind::kOptimizerState:
+      return "optimizer state";
+    case MemoryKind::kBuckets:
+      return "buckets";
+    case MemoryKind::kGathered:
+      return "gathered units";
+  }
+  return "?";
+}
+
+void MemoryLedger::add(MemoryKind kind, size_t bytes) {
+  const size_t i = index(kind);
+  current_[i] += bytes;
+  peak_[i] = std::max(peak_[i], current_[i]);
+}
+
+void MemoryLedger::release(MemoryKind kind, size_t bytes) {
+  current_[index(kind)] -= bytes;
+}
+
+size_t MemoryLedger::total() const {
+  return std::accumulate(current_.begin(), current_.end(), size_t{0});
+}
+
+Buffer::Buffer(size_t bytes, MemoryKind kind, MemoryLedger& ledger) : kind_(kind) {
+  if (bytes == 0) return;
+  check(weftMemAlloc(&data_, bytes));
+  std::memset(data_, 0, bytes);
+  bytes_ = bytes;
+  ledger_ = &ledger;
+  ledger_->add(kind_, bytes_);
+}
+
+void Buffer::reset() {
+  if (data_ == nullptr) return;
+  weftMemFree(data_);
+  ledger_->release(kind_, bytes_);
+  data_ = nullptr;
+  bytes_ = 0;
+  ledger_ = nullptr;
+}
+
+}  // namespace weft::parallel
