@@ -17,11 +17,16 @@ namespace weft {
 class Error : public std::runtime_error {
  public:
   Error(weftResult_t code, const std::string& message)
-      : std::runtime_error(std::string(weftGetErrorString(code)) + ": " + message), code_(code) {}
+      : std::runtime_error(std::string(weftGetErrorString(code)) + ": " + message),
+        code_(code),
+        message_(message) {}
   weftResult_t code() const { return code_; }
+  // what() without the code's description in front.
+  const std::string& message() const { return message_; }
 
  private:
   weftResult_t code_;
+  std::string message_;
 };
 
 // Throws weft::Error for any result but success (and in-progress, which is not a failure).

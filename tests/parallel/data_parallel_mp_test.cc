@@ -37,8 +37,12 @@ TEST(DataParallel, BucketsHoldConsecutiveParametersLastFirstWithinTheCap) {
     MemoryLedger ledger;
     DataParallel dp(comm, weftFloat32, kCounts, kCap, ledger);
     std::vector<size_t> seen;
-    for (size_t b = 0; b < dp.bucketCount(); ++b) {
-      std::vector<size_t> params = dp.bucketParams(b);
+    const parallel::BucketLayout& layout = dp.layout();
+    for (size_t b = 0; b < layout.buckets.size(); ++b) {
+      std::vector<size_t> params;
+      for (size_t p = 0; p < kCounts.size(); ++p) {
+        if (layout.bucketOf[p] == b) params.push_back(p);
+      }
       ASSERT_FALSE(params.empty());
       size_t bytes = 0;
       for (size_t p : params)

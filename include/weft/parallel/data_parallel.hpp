@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "weft/parallel/buckets.hpp"
 #include "weft/parallel/memory.hpp"
 #include "weft/weft.hpp"
 
@@ -32,7 +33,7 @@ class DataParallel {
   template <typename T>
   std::span<T> grad(size_t param) {
     checkType(dataTypeOf<T>());
-    return {static_cast<T*>(gradData(param)), counts_[param]};
+    return {static_cast<T*>(gradData(param)), counts_.at(param)};
   }
   // The whole gradient buffer, parameters in reverse order.
   template <typename T>
@@ -47,32 +48,25 @@ class DataParallel {
   // ranks. Throws if a gradient was not marked ready this step; readies reset for the next.
   void finish();
 
-  size_t bucketCount() const { return buckets_.size(); }
-  // The parameters of bucket b, in the order they were given.
-  std::vector<size_t> bucketParams(size_t b) const;
+  const BucketLayout& layout() const { return layout_; }
 
  private:
-  struct Bucket {
-    size_t firstElement = 0;  // in the flat buffer
-    size_t elements = 0;
-    size_t pending = 0;  // gradients not yet ready this step
-  };
   void* gradData(size_t param) const;
   void checkType(weftDataType_t type) const;
-  void checkSameLayoutEverywhere(size_t bucketBytes) const;
-  void startReadyBuckets();
 
   Comm& comm_;
   weftDataType_t type_;
   size_t elemSize_;
   std::vector<size_t> counts_;
-  std::vector<size_t> offsets_;  // element offset of each parameter in the flat buffer
-  std::vector<size_t> bucketOf_;
-  std::vector<bool> ready_;
-  std::vector<Bucket> buckets_;
-  size_t nextBucket_ = 0;  // the next bucket to start, in order
+  BucketLayout layout_;
+  BucketReadiness readiness_;
   Buffer grads_;
   Stream stream_;
 };
+
+// Collective over `comm`: throws weft::Error (weftInvalidUsage) on every rank, naming two ranks'
+// layouts, unless all ranks gave the same counts, element type and cap.
+void checkSameLayoutEverywhere(Comm& comm, const std::vector<size_t>& counts, weftDataType_t type,
+                               size_t capBytes);
 
 }  // namespace weft::parallel

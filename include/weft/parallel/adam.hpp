@@ -1,0 +1,23 @@
+// Adam, as torch.optim.Adam computes it (weight decay added to the gradient, bias-corrected
+// moments), on flat float spans: the one piece of arithmetic the training layer does itself.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace weft::parallel {
+
+struct AdamConfig {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weightDecay = 0.0f;
+};
+
+// One step (`step` counts from 1) over equally long spans: params -= lr * mhat / (sqrt(vhat) +
+// eps).
+void adamStep(const AdamConfig& config, int64_t step, std::span<float> params,
+              std::span<const float> grads, std::span<float> m, std::span<float> v);
+
+}  // namespace weft::parallel

@@ -1,0 +1,164 @@
+// Zero (stage 1) across 1-4 real processes: after 20 Adam steps of a model whose gradients
+// depend on the parameters, every rank's parameters equal a one-process run computed here with
+// the same global batch, and plain data parallelism (DataParallel plus Adam on every element)
+// lands on the same parameters; the optimizer state is sharded as ZeRO-1 says.
+#include "weft/parallel/zero.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tests/api/process_ranks.h"
+#include "weft/parallel/data_parallel.hpp"
+
+namespace weft::test {
+namespace {
+
+using parallel::AdamConfig;
+using parallel::DataParallel;
+using parallel::MemoryKind;
+using parallel::MemoryLedger;
+using parallel::Zero;
+
+const std::vector<size_t> kCounts{1000, 7, 3001, 64, 5};
+constexpr size_t kCap = 8 << 10;
+constexpr int kSteps = 20;
+const AdamConfig kAdam{0.01f, 0.9f, 0.999f, 1e-8f, 0.01f};
+
+float initial(size_t p, size_t i) {
+  return std::cos(0.37f * static_cast<float>(i) + static_cast<float>(p));
+}
+
+// Rank r's part of the batch pulls element i of parameter p towards its own target: the
+// gradient of 0.5 * a * (x - t)^2.
+float gradient(int rank, size_t p, size_t i, float x) {
+  const float a = 1.0f + 0.1f * static_cast<float>(rank) + 0.01f * static_cast<float>(i % 5);
+  const float t = std::sin(static_cast<float>(i + p) + static_cast<float>(rank));
+  return a * (x - t);
+}
+
+// The one-process run: the average of the ranks' gradients, then Adam, written out here.
+std::vector<std::vector<float>> reference(int nranks) {
+  std::vector<std::vector<float>> x(kCounts.size()), m(kCounts.size()), v(kCounts.size());
+  for (size_t p = 0; p < kCounts.size(); ++p) {
+    for (size_t i = 0; i < kCounts[p]; ++i)
+      x[p].push_back(initial(p, i));
+    m[p].assign(kCounts[p], 0.0f);
+    v[p].assign(kCounts[p], 0.0f);
+  }
+  for (int step = 1; step <= kSteps; ++step) {
+    for (size_t p = 0; p < kCounts.size(); ++p) {
+      for (size_t i = 0; i < kCounts[p]; ++i) {
+        float sum = 0;
+        for (int r = 0; r < nranks; ++r)
+          sum += gradient(r, p, i, x[p][i]);
+        const float g = sum / static_cast<float>(nranks) + kAdam.weightDecay * x[p][i];
+        m[p][i] = kAdam.beta1 * m[p][i] + (1 - kAdam.beta1) * g;
+        v[p][i] = kAdam.beta2 * v[p][i] + (1 - kAdam.beta2) * g * g;
+        const double mhat = m[p][i] / (1 - std::pow(double{kAdam.beta1}, step));
+        const double vhat = v[p][i] / (1 - std::pow(double{kAdam.beta2}, step));
+        x[p][i] -= static_cast<float>(kAdam.lr * mhat / (std::sqrt(vhat) + kAdam.eps));
+      }
+    }
+  }
+  return x;
+}
+
+void expectClose(float got, float want, const std::string& where) {
+  ASSERT_LE(std::fabs(got - want), 1e-5f * std::max(1.0f, std::fabs(want)))
+      << where << ": " << got << " against " << want;
+}
+
+class ZeroStage1 : public ::testing::TestWithParam<int> {};
+
+TEST_P(ZeroStage1, MatchesOneProcessAndPlainDataParallelism) {
+  const int nranks = GetParam();
+  const auto want = reference(nranks);
+  expectAllOk(runProcesses(nranks, {{"WEFT_TIMEOUT", "60"}}, [&](int rank) {
+    Comm comm = Comm::fromEnv();
+    MemoryLedger zeroMemory, dpMemory;
+    Zero zero(comm, kCounts, kCap, kAdam, zeroMemory);
+    DataParallel dp(comm, weftFloat32, kCounts, kCap, dpMemory);
+    // Plain data parallelism's own parameters and moments, on every element.
+    std::vector<std::vector<float>> x(kCounts.size()), m(kCounts.size()), v(kCounts.size());
+    for (size_t p = 0; p < kCounts.size(); ++p) {
+      auto param = zero.param(p);
+      for (size_t i = 0; i < kCounts[p]; ++i) {
+        x[p].push_back(initial(p, i));
+        param[i] = rank == 0 ? initial(p, i) : -99.0f;  // rank 0's reach the others below
+      }
+      m[p].assign(kCounts[p], 0.0f);
+      v[p].assign(kCounts[p], 0.0f);
+    }
+    zero.broadcastParameters(0);
+    for (int step = 1; step <= kSteps; ++step) {
+      for (size_t p = kCounts.size(); p-- > 0;) {  // as a backward pass: last first
+        auto g = zero.grad(p), dg = dp.grad<float>(p);
+        auto param = zero.param(p);
+        for (size_t i = 0; i < kCounts[p]; ++i) {
+          g[i] = gradient(rank, p, i, param[i]);
+          dg[i] = gradient(rank, p, i, x[p][i]);
+        }
+        zero.markReady(p);
+        dp.markReady(p);
+      }
+      zero.step();
+      dp.finish();
+      for (size_t p = 0; p < kCounts.size(); ++p)
+        parallel::adamStep(kAdam, step, x[p], dp.grad<float>(p), m[p], v[p]);
+    }
+    for (size_t p = 0; p < kCounts.size(); ++p) {
+      auto param = zero.param(p);
+      for (size_t i = 0; i < kCounts[p]; ++i) {
+        const std::string where = "param " + std::to_string(p) + "[" + std::to_string(i) + "]";
+        expectClose(param[i], want[p][i], "zero " + where);
+        expectClose(x[p][i], want[p][i], "data parallel " + where);
+      }
+    }
+    // ZeRO-1's memory: all parameters and gradients, and a 1/N slice of gradients (the
+    // reduce-scatter's output) and of Adam's two moments.
+    const size_t total = zero.layout().total;
+    EXPECT_EQ(total % static_cast<size_t>(nranks), 0u);
+    EXPECT_EQ(zeroMemory.current(MemoryKind::kParameters), 4 * total);
+    EXPECT_EQ(zeroMemory.current(MemoryKind::kGradients), 4 * total + 4 * total / nranks);
+    EXPECT_EQ(zeroMemory.current(MemoryKind::kOptimizerState), 8 * total / nranks);
+  }));
+}
+
+TEST(Zero, MisuseIsAClearError) {
+  expectAllOk(runProcesses(2, {{"WEFT_TIMEOUT", "60"}}, [&](int rank) {
+    Comm comm = Comm::fromEnv();
+    MemoryLedger memory;
+    try {
+      Zero bad(comm, rank == 0 ? std::vector<size_t>{4, 4} : std::vector<size_t>{8}, 64, kAdam,
+               memory);
+      ADD_FAILURE() << "differing layouts were accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("zero: the ranks' parameter layouts differ"),
+                std::string::npos)
+          << e.what();
+    }
+    // One parameter per bucket: the unready one holds back its bucket on both ranks alike.
+    Zero zero(comm, {16, 16}, 64, kAdam, memory);
+    EXPECT_THROW(zero.param(2), Error);
+    zero.markReady(1);
+    try {
+      zero.step();
+      ADD_FAILURE() << "a step before every gradient was ready went through";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), weftInvalidUsage);
+      EXPECT_NE(std::string(e.what()).find("step() before the gradients of parameters 0"),
+                std::string::npos)
+          << e.what();
+    }
+  }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, ZeroStage1, ::testing::Values(1, 2, 3, 4),
+                         [](const auto& info) { return std::to_string(info.param) + "ranks"; });
+
+}  // namespace
+}  // namespace weft::test
