@@ -1,9 +1,10 @@
 #include "weft/parallel/zero.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "errors.h"  // the layer sees only include/ and itself
-
 #include "weft/parallel/data_parallel.hpp"
 
 namespace weft::parallel {
@@ -11,7 +12,11 @@ namespace {
 
 constexpr const char* kWho = "zero";
 
-BucketLayout checkedLayout(Comm& comm, const std::vector<size_t>& counts, size_t capBytes) {
+BucketLayout checkedLayout(Comm& comm, int stage, const std::vector<size_t>& counts,
+                           size_t capBytes) {
+  if (stage != 1 && stage != 2) {
+    fail(weftInvalidArgument, kWho, "stage " + std::to_string(stage) + " is not 1 or 2");
+  }
   return withContext(kWho, [&] {
     BucketLayout layout(counts, sizeof(float), capBytes, static_cast<size_t>(comm.size()));
     checkSameLayoutEverywhere(comm, counts, weftFloat32, capBytes);
@@ -21,22 +26,28 @@ BucketLayout checkedLayout(Comm& comm, const std::vector<size_t>& counts, size_t
 
 }  // namespace
 
-Zero::Zero(Comm& comm, std::vector<size_t> counts, size_t bucketBytes, const AdamConfig& adam,
-           MemoryLedger& ledger)
+Zero::Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes,
+           const AdamConfig& adam, MemoryLedger& ledger)
     : comm_(comm),
+      stage_(stage),
       rank_(static_cast<size_t>(comm.rank())),
       nranks_(static_cast<size_t>(comm.size())),
       counts_(std::move(counts)),
       adam_(adam),
-      layout_(checkedLayout(comm, counts_, bucketBytes)),
+      layout_(checkedLayout(comm, stage, counts_, bucketBytes)),
       readiness_(layout_),
+      ledger_(ledger),
       params_(layout_.total * sizeof(float), MemoryKind::kParameters, ledger),
-      grads_(layout_.total * sizeof(float), MemoryKind::kGradients, ledger),
+      grads_(stage == 1 ? layout_.total * sizeof(float) : 0, MemoryKind::kGradients, ledger),
       gradShard_(layout_.total / nranks_ * sizeof(float), MemoryKind::kGradients, ledger),
-      moments_(2 * layout_.total / nranks_ * sizeof(float), MemoryKind::kOptimizerState, ledger) {}
+      moments_(2 * layout_.total / nranks_ * sizeof(float), MemoryKind::kOptimizerState, ledger),
+      slotOf_(layout_.buckets.size(), SIZE_MAX) {
+  for (const BucketLayout::Bucket& b : layout_.buckets)
+    largestBucket_ = std::max(largestBucket_, b.elements);
+}
 
 Zero::~Zero() {
-  weftStreamSynchronize(stream_.get());
+  waitForBuckets();
 }
 
 void Zero::checkParam(size_t param) const {
@@ -54,7 +65,74 @@ std::span<float> Zero::param(size_t param) {
 
 std::span<float> Zero::grad(size_t param) {
   checkParam(param);
-  return {at(grads_, layout_.offsets[param]), counts_[param]};
+  const size_t b = layout_.bucketOf[param];
+  return {bucketGrads(b) + (layout_.offsets[param] - layout_.buckets[b].first), counts_[param]};
+}
+
+float* Zero::bucketGrads(size_t b) {
+  if (stage_ == 1) return at(grads_, layout_.buckets[b].first);
+  if (slotOf_[b] == SIZE_MAX) slotOf_[b] = takeSlot(b);
+  Slot& slot = *slots_[slotOf_[b]];
+  if (slot.started) {
+    fail(weftInvalidUsage, kWho,
+         "a gradient of bucket " + std::to_string(b) +
+             " was asked for after the bucket was reduced in this step");
+  }
+  return slot.buffer.as<float>().data();
+}
+
+// A free bucket buffer; else a new one while there are fewer than two (so that one bucket's
+// reduce-scatter overlaps the next bucket's gradients); else one whose reduce-scatter has
+// started, once it is done; else a new one.
+size_t Zero::takeSlot(size_t b) {
+  constexpr size_t kOverlapped = 2;
+  size_t pick = SIZE_MAX;
+  for (size_t s = 0; s < slots_.size() && pick == SIZE_MAX; ++s) {
+    if (slots_[s]->bucket == SIZE_MAX) pick = s;
+  }
+  for (size_t s = 0; s < slots_.size() && pick == SIZE_MAX && slots_.size() >= kOverlapped; ++s) {
+    if (slots_[s]->started) {
+      check(weftStreamSynchronize(slots_[s]->stream.get()), comm_.get());
+      slotOf_[slots_[s]->bucket] = SIZE_MAX;
+      pick = s;
+    }
+  }
+  if (pick == SIZE_MAX) {
+    auto slot = std::make_unique<Slot>();
+    slot->buffer = Buffer(largestBucket_ * sizeof(float), MemoryKind::kBuckets, ledger_);
+    slots_.push_back(std::move(slot));
+    pick = slots_.size() - 1;
+  }
+  Slot& slot = *slots_[pick];
+  slot.bucket = b;
+  slot.started = false;
+  std::memset(slot.buffer.data(), 0, layout_.buckets[b].elements * sizeof(float));
+  return pick;
+}
+
+void Zero::startBucket(size_t b) {
+  float* grads = bucketGrads(b);
+  weftStream_t stream = stream_.get();
+  if (stage_ == 2) {
+    Slot& slot = *slots_[slotOf_[b]];
+    slot.started = true;
+    stream = slot.stream.get();
+  }
+  check(weftReduceScatter(grads, at(gradShard_, sliceInShard(b)), sliceLength(b), weftFloat32,
+                          weftAvg, comm_.get(), stream),
+        comm_.get());
+}
+
+weftResult_t Zero::waitForBuckets() {
+  weftResult_t first = weftStreamSynchronize(stream_.get());
+  for (auto& slot : slots_) {
+    const weftResult_t r = weftStreamSynchronize(slot->stream.get());
+    if (first == weftSuccess) first = r;
+    slot->bucket = SIZE_MAX;
+    slot->started = false;
+  }
+  std::fill(slotOf_.begin(), slotOf_.end(), SIZE_MAX);
+  return first;
 }
 
 void Zero::broadcastParameters(int root) {
@@ -64,17 +142,13 @@ void Zero::broadcastParameters(int root) {
 }
 
 void Zero::markReady(size_t param) {
-  for (size_t b : withContext(kWho, [&] { return readiness_.markReady(param); })) {
-    check(weftReduceScatter(at(grads_, layout_.buckets[b].first), at(gradShard_, sliceInShard(b)),
-                            sliceLength(b), weftFloat32, weftAvg, comm_.get(), stream_.get()),
-          comm_.get());
-  }
+  for (size_t b : withContext(kWho, [&] { return readiness_.markReady(param); }))
+    startBucket(b);
 }
 
 void Zero::step() {
-  const weftResult_t waited = weftStreamSynchronize(stream_.get());
-  const std::string missing = readiness_.endStep();
-  check(waited, comm_.get());
+  const std::string missing = readiness_.endStep();  // the next step starts whole either way
+  check(waitForBuckets(), comm_.get());
   if (!missing.empty()) {
     fail(weftInvalidUsage, kWho,
          "step() before the gradients of parameters " + missing +

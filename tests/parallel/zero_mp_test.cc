@@ -1,7 +1,7 @@
-// Zero (stage 1) across 1-4 real processes: after 20 Adam steps of a model whose gradients
+// Zero (stages 1 and 2) across 1-4 real processes: after 20 Adam steps of a model whose gradients
 // depend on the parameters, every rank's parameters equal a one-process run computed here with
 // the same global batch, and plain data parallelism (DataParallel plus Adam on every element)
-// lands on the same parameters; the optimizer state is sharded as ZeRO-1 says.
+// lands on the same parameters; memory is held as each stage says.
 #include "weft/parallel/zero.hpp"
 
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tests/api/process_ranks.h"
@@ -72,15 +73,15 @@ void expectClose(float got, float want, const std::string& where) {
       << where << ": " << got << " against " << want;
 }
 
-class ZeroStage1 : public ::testing::TestWithParam<int> {};
+class ZeroStages : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
-TEST_P(ZeroStage1, MatchesOneProcessAndPlainDataParallelism) {
-  const int nranks = GetParam();
+TEST_P(ZeroStages, MatchesOneProcessAndPlainDataParallelism) {
+  const auto [stage, nranks] = GetParam();
   const auto want = reference(nranks);
   expectAllOk(runProcesses(nranks, {{"WEFT_TIMEOUT", "60"}}, [&](int rank) {
     Comm comm = Comm::fromEnv();
     MemoryLedger zeroMemory, dpMemory;
-    Zero zero(comm, kCounts, kCap, kAdam, zeroMemory);
+    Zero zero(comm, stage, kCounts, kCap, kAdam, zeroMemory);
     DataParallel dp(comm, weftFloat32, kCounts, kCap, dpMemory);
     // Plain data parallelism's own parameters and moments, on every element.
     std::vector<std::vector<float>> x(kCounts.size()), m(kCounts.size()), v(kCounts.size());
@@ -118,13 +119,23 @@ TEST_P(ZeroStage1, MatchesOneProcessAndPlainDataParallelism) {
         expectClose(x[p][i], want[p][i], "data parallel " + where);
       }
     }
-    // ZeRO-1's memory: all parameters and gradients, and a 1/N slice of gradients (the
-    // reduce-scatter's output) and of Adam's two moments.
-    const size_t total = zero.layout().total;
-    EXPECT_EQ(total % static_cast<size_t>(nranks), 0u);
+    // Parameters whole; a 1/N slice of Adam's two moments and of the averaged gradients;
+    // ZeRO-1 keeps all gradients too, ZeRO-2 two bucket buffers instead.
+    const size_t total = zero.layout().total, n = static_cast<size_t>(nranks);
+    EXPECT_EQ(total % n, 0u);
     EXPECT_EQ(zeroMemory.current(MemoryKind::kParameters), 4 * total);
-    EXPECT_EQ(zeroMemory.current(MemoryKind::kGradients), 4 * total + 4 * total / nranks);
-    EXPECT_EQ(zeroMemory.current(MemoryKind::kOptimizerState), 8 * total / nranks);
+    EXPECT_EQ(zeroMemory.current(MemoryKind::kOptimizerState), 8 * total / n);
+    size_t largest = 0;
+    for (const auto& b : zero.layout().buckets)
+      largest = std::max(largest, b.elements);
+    if (stage == 1) {
+      EXPECT_EQ(zeroMemory.current(MemoryKind::kGradients), 4 * total + 4 * total / n);
+      EXPECT_EQ(zeroMemory.current(MemoryKind::kBuckets), 0u);
+    } else {
+      EXPECT_EQ(zeroMemory.current(MemoryKind::kGradients), 4 * total / n);
+      EXPECT_EQ(zero.bucketBuffers(), 2u);
+      EXPECT_EQ(zeroMemory.current(MemoryKind::kBuckets), 2 * 4 * largest);
+    }
   }));
 }
 
@@ -133,7 +144,7 @@ TEST(Zero, MisuseIsAClearError) {
     Comm comm = Comm::fromEnv();
     MemoryLedger memory;
     try {
-      Zero bad(comm, rank == 0 ? std::vector<size_t>{4, 4} : std::vector<size_t>{8}, 64, kAdam,
+      Zero bad(comm, 2, rank == 0 ? std::vector<size_t>{4, 4} : std::vector<size_t>{8}, 64, kAdam,
                memory);
       ADD_FAILURE() << "differing layouts were accepted";
     } catch (const Error& e) {
@@ -142,7 +153,8 @@ TEST(Zero, MisuseIsAClearError) {
           << e.what();
     }
     // One parameter per bucket: the unready one holds back its bucket on both ranks alike.
-    Zero zero(comm, {16, 16}, 64, kAdam, memory);
+    EXPECT_THROW(Zero(comm, 3, {16}, 64, kAdam, memory), Error);
+    Zero zero(comm, 2, {16, 16}, 64, kAdam, memory);
     EXPECT_THROW(zero.param(2), Error);
     zero.markReady(1);
     try {
@@ -157,8 +169,43 @@ TEST(Zero, MisuseIsAClearError) {
   }));
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, ZeroStage1, ::testing::Values(1, 2, 3, 4),
-                         [](const auto& info) { return std::to_string(info.param) + "ranks"; });
+// Stage 2's bucket buffers: zeros at the start of each step (so gradients may be accumulated
+// into them), and a third one when three buckets are open at once.
+TEST(Zero, Stage2BucketBuffersStartZeroedAndGrowWhenBucketsOverlap) {
+  expectAllOk(runProcesses(2, {{"WEFT_TIMEOUT", "60"}}, [&](int rank) {
+    Comm comm = Comm::fromEnv();
+    MemoryLedger memory;
+    const AdamConfig sgdLike{0.1f, 0.0f, 0.0f, 1.0f, 0.0f};  // x -= 0.1 * g / (|g| + 1)
+    Zero zero(comm, 2, {16, 16, 16}, 64, sgdLike, memory);   // a bucket per parameter
+    for (int step = 0; step < 2; ++step) {
+      std::vector<std::span<float>> g;
+      for (size_t p = 3; p-- > 0;)
+        g.push_back(zero.grad(p));  // all three open before any is ready
+      for (auto& span : g) {
+        for (float& x : span) {
+          EXPECT_EQ(x, 0.0f) << "step " << step;
+          x += static_cast<float>(rank + 1);  // accumulates onto the zeros
+        }
+      }
+      for (size_t p = 3; p-- > 0;)
+        zero.markReady(p);
+      zero.step();
+    }
+    EXPECT_EQ(zero.bucketBuffers(), 3u);
+    // Two steps of x -= 0.1 * 1.5 / 2.5 from zero: both ranks averaged the same gradient.
+    for (size_t p = 0; p < 3; ++p) {
+      for (float x : zero.param(p))
+        EXPECT_NEAR(x, -0.12f, 1e-6f);
+    }
+  }));
+}
+
+INSTANTIATE_TEST_SUITE_P(StagesAndRanks, ZeroStages,
+                         ::testing::Combine(::testing::Values(1, 2), ::testing::Values(1, 2, 3, 4)),
+                         [](const auto& info) {
+                           return "stage" + std::to_string(std::get<0>(info.param)) + "_" +
+                                  std::to_string(std::get<1>(info.param)) + "ranks";
+                         });
 
 }  // namespace
 }  // namespace weft::test

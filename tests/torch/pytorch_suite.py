@@ -16,9 +16,8 @@ os.environ.setdefault("WORLD_SIZE", "2")
 
 from torch.testing._internal.common_distributed import DistTestCases  # noqa: E402
 
-import weft.torch  # noqa: E402,F401 (registers the backend, in the spawned ranks too)
-
 if os.environ["BACKEND"] == "weft":
+    import weft.torch  # noqa: F401 (registers the backend, in the spawned ranks too)
     for feature in ("plugin", "ddp", "subgroup"):
         DistTestCases.backend_feature[feature].add("weft")
 

@@ -1,16 +1,20 @@
 // Zero: sharded data parallelism (ZeRO, Rajbhandari et al. 2020) over flat float32
 // parameters that the layer holds. Parameters are laid out in buckets (buckets.hpp) whose
 // lengths split into one equal slice per rank; rank r owns slice r of every bucket, and keeps
-// the optimizer state (Adam's moments) of its slices only.
+// the optimizer state (Adam's moments) and the averaged gradients of its slices only.
 //
-// Stage 1: every rank holds all parameters and all gradients. A bucket whose gradients are all
-// ready is reduce-scattered (an average) on the layer's stream, so that it overlaps the rest
-// of the backward pass; step() waits, runs Adam on this rank's slices, and all-gathers every
-// bucket's parameters.
+// A bucket whose gradients are all ready is reduce-scattered (an average) on a stream, so that
+// it overlaps the rest of the backward pass; step() waits, runs Adam on this rank's slices, and
+// all-gathers every bucket's parameters.
+//  - Stage 1: every rank holds all gradients as well as all parameters.
+//  - Stage 2: gradients live in bucket buffers, each reused once its reduce-scatter is done;
+//    two suffice for a backward pass that finishes one bucket before it starts the next (the
+//    pool grows, and reports it, when more buckets are open at once).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -23,10 +27,11 @@ namespace weft::parallel {
 
 class Zero {
  public:
-  // Collective over `comm` (which must outlive it). Throws weft::Error as DataParallel does for
-  // bad or differing layouts.
-  Zero(Comm& comm, std::vector<size_t> counts, size_t bucketBytes, const AdamConfig& adam,
-       MemoryLedger& ledger);
+  // Collective over `comm` (which must outlive it), as is every call below but param(),
+  // grad() and layout(). Throws weft::Error for a stage other than 1 or 2, and as
+  // DataParallel does for bad or differing layouts.
+  Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes,
+       const AdamConfig& adam, MemoryLedger& ledger);
   ~Zero();
   Zero(const Zero&) = delete;
   Zero& operator=(const Zero&) = delete;
@@ -34,7 +39,8 @@ class Zero {
   // Parameter `param`: the caller sets it before the first step (the same on every rank, or
   // call broadcastParameters()) and reads it after each.
   std::span<float> param(size_t param);
-  // Its gradient, which the backward pass writes before markReady(param).
+  // Its gradient, for the backward pass to write before markReady(param): zeros at first in
+  // each step under stage 2 (whose buffers are reused), whatever the last step left under 1.
   std::span<float> grad(size_t param);
   // Makes every rank's parameters rank `root`'s.
   void broadcastParameters(int root = 0);
@@ -45,10 +51,27 @@ class Zero {
   void step();
 
   const BucketLayout& layout() const { return layout_; }
+  // Stage 2's bucket buffers so far.
+  size_t bucketBuffers() const { return slots_.size(); }
 
  private:
+  // A buffer the reduce-scatter of one bucket at a time reads: the whole gradient buffer's part
+  // under stage 1, a bucket buffer under stage 2. Each has its own stream, so that waiting for
+  // one bucket's reduce-scatter waits for no later one.
+  struct Slot {
+    Buffer buffer;
+    Stream stream;
+    size_t bucket = SIZE_MAX;  // SIZE_MAX: free
+    bool started = false;
+  };
   float* at(const Buffer& b, size_t element) const { return b.as<float>().data() + element; }
   void checkParam(size_t param) const;
+  // The gradients of bucket b, taking a bucket buffer for it under stage 2.
+  float* bucketGrads(size_t b);
+  size_t takeSlot(size_t b);
+  void startBucket(size_t b);
+  // Waits for every reduce-scatter and frees the bucket buffers; the first failure.
+  weftResult_t waitForBuckets();
   // Bucket b's slice length, and where this rank's slice starts in the flat buffer and in the
   // shard buffers.
   size_t sliceLength(size_t b) const { return layout_.buckets[b].elements / nranks_; }
@@ -56,6 +79,7 @@ class Zero {
   size_t sliceInShard(size_t b) const { return layout_.buckets[b].first / nranks_; }
 
   Comm& comm_;
+  int stage_;
   size_t rank_;
   size_t nranks_;
   std::vector<size_t> counts_;
@@ -63,11 +87,15 @@ class Zero {
   int64_t steps_ = 0;
   BucketLayout layout_;
   BucketReadiness readiness_;
-  Buffer params_;     // all of them
-  Buffer grads_;      // all of them
-  Buffer gradShard_;  // this rank's slices, averaged
-  Buffer moments_;    // Adam's m then v, for this rank's slices
-  Stream stream_;
+  MemoryLedger& ledger_;
+  Buffer params_;                             // all of them
+  Buffer grads_;                              // stage 1: all of them
+  Buffer gradShard_;                          // this rank's slices, averaged
+  Buffer moments_;                            // Adam's m then v, for this rank's slices
+  Stream stream_;                             // stage 1's reduce-scatters, and the gathers
+  std::vector<std::unique_ptr<Slot>> slots_;  // stage 2
+  std::vector<size_t> slotOf_;                // stage 2, per bucket; SIZE_MAX: none
+  size_t largestBucket_ = 0;                  // elements
 };
 
 }  // namespace weft::parallel
