@@ -12,11 +12,24 @@ namespace {
 }  // namespace
 
 BucketLayout::BucketLayout(const std::vector<size_t>& counts, size_t elemSize, size_t capBytes,
-                           size_t multiple) {
+                           size_t multiple, const std::vector<size_t>& units)
+    : unitOf(units.empty() ? std::vector<size_t>(counts.size(), 0) : units) {
   if (capBytes == 0) fail(weftInvalidArgument, "the bucket cap must be > 0 bytes");
   if (multiple == 0) fail(weftInvalidArgument, "buckets must split into at least one slice");
   if (counts.empty()) fail(weftInvalidArgument, "no parameters");
   const size_t n = counts.size();
+  if (unitOf.size() != n || unitOf[0] != 0) {
+    fail(weftInvalidArgument, "units: one per parameter, the first parameter's unit 0");
+  }
+  for (size_t k = 1; k < n; ++k) {
+    if (unitOf[k] != unitOf[k - 1] && unitOf[k] != unitOf[k - 1] + 1) {
+      fail(weftInvalidArgument,
+           "units must be runs of consecutive parameters numbered up by one: "
+           "parameter " +
+               std::to_string(k) + " is in unit " + std::to_string(unitOf[k]) + " after unit " +
+               std::to_string(unitOf[k - 1]));
+    }
+  }
   offsets.resize(n);
   bucketOf.resize(n);
   size_t used = 0;  // elements of parameters in the open bucket
@@ -27,9 +40,10 @@ BucketLayout::BucketLayout(const std::vector<size_t>& counts, size_t elemSize, s
   };
   for (size_t k = n; k-- > 0;) {
     if (counts[k] == 0) fail(weftInvalidArgument, "parameter " + std::to_string(k) + " is empty");
-    if (buckets.empty() || (used > 0 && (used + counts[k]) * elemSize > capBytes)) {
+    if (buckets.empty() || buckets.back().unit != unitOf[k] ||
+        (used > 0 && (used + counts[k]) * elemSize > capBytes)) {
       if (!buckets.empty()) close();
-      buckets.push_back(Bucket{total, 0, 0});
+      buckets.push_back(Bucket{total, 0, 0, unitOf[k]});
       used = 0;
     }
     offsets[k] = buckets.back().first + used;

@@ -13,12 +13,12 @@ namespace {
 constexpr const char* kWho = "zero";
 
 BucketLayout checkedLayout(Comm& comm, int stage, const std::vector<size_t>& counts,
-                           size_t capBytes) {
-  if (stage != 1 && stage != 2) {
-    fail(weftInvalidArgument, kWho, "stage " + std::to_string(stage) + " is not 1 or 2");
+                           size_t capBytes, const std::vector<size_t>& unitOf) {
+  if (stage < 1 || stage > 3) {
+    fail(weftInvalidArgument, kWho, "stage " + std::to_string(stage) + " is not 1, 2 or 3");
   }
   return withContext(kWho, [&] {
-    BucketLayout layout(counts, sizeof(float), capBytes, static_cast<size_t>(comm.size()));
+    BucketLayout layout(counts, sizeof(float), capBytes, static_cast<size_t>(comm.size()), unitOf);
     checkSameLayoutEverywhere(comm, counts, weftFloat32, capBytes);
     return layout;
   });
@@ -27,27 +27,40 @@ BucketLayout checkedLayout(Comm& comm, int stage, const std::vector<size_t>& cou
 }  // namespace
 
 Zero::Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes,
-           const AdamConfig& adam, MemoryLedger& ledger)
+           const AdamConfig& adam, MemoryLedger& ledger, std::vector<size_t> unitOf)
     : comm_(comm),
       stage_(stage),
       rank_(static_cast<size_t>(comm.rank())),
       nranks_(static_cast<size_t>(comm.size())),
       counts_(std::move(counts)),
       adam_(adam),
-      layout_(checkedLayout(comm, stage, counts_, bucketBytes)),
+      layout_(checkedLayout(comm, stage, counts_, bucketBytes, unitOf)),
       readiness_(layout_),
       ledger_(ledger),
-      params_(layout_.total * sizeof(float), MemoryKind::kParameters, ledger),
+      params_((stage == 3 ? layout_.total / nranks_ : layout_.total) * sizeof(float),
+              MemoryKind::kParameters, ledger),
       grads_(stage == 1 ? layout_.total * sizeof(float) : 0, MemoryKind::kGradients, ledger),
       gradShard_(layout_.total / nranks_ * sizeof(float), MemoryKind::kGradients, ledger),
       moments_(2 * layout_.total / nranks_ * sizeof(float), MemoryKind::kOptimizerState, ledger),
       slotOf_(layout_.buckets.size(), SIZE_MAX) {
-  for (const BucketLayout::Bucket& b : layout_.buckets)
+  const size_t units = layout_.unitOf.back() + 1;
+  unitFirst_.assign(units, layout_.total);
+  unitElements_.assign(units, 0);
+  for (const BucketLayout::Bucket& b : layout_.buckets) {
     largestBucket_ = std::max(largestBucket_, b.elements);
+    unitFirst_[b.unit] = std::min(unitFirst_[b.unit], b.first);
+    unitElements_[b.unit] += b.elements;
+  }
+  if (stage_ == 3) {
+    for (size_t u = 0; u < units; ++u)
+      gathered_.push_back(std::make_unique<Gathered>());
+  }
 }
 
 Zero::~Zero() {
   waitForBuckets();
+  for (auto& g : gathered_)
+    weftStreamSynchronize(g->stream.get());
 }
 
 void Zero::checkParam(size_t param) const {
@@ -60,7 +73,70 @@ void Zero::checkParam(size_t param) const {
 
 std::span<float> Zero::param(size_t param) {
   checkParam(param);
-  return {at(params_, layout_.offsets[param]), counts_[param]};
+  if (stage_ < 3) return {at(params_, layout_.offsets[param]), counts_[param]};
+  const size_t u = layout_.unitOf[param];
+  if (!gathered_[u]->ready) {
+    fail(weftInvalidUsage, kWho,
+         "parameter " + std::to_string(param) + " is in unit " + std::to_string(u) +
+             ", which is not gathered: call gather(" + std::to_string(u) + ") first");
+  }
+  return {at(gathered_[u]->buffer, layout_.offsets[param] - unitFirst_[u]), counts_[param]};
+}
+
+void Zero::setParam(size_t param, std::span<const float> values) {
+  checkParam(param);
+  if (values.size() != counts_[param]) {
+    fail(weftInvalidArgument, kWho,
+         "parameter " + std::to_string(param) + " has " + std::to_string(counts_[param]) +
+             " elements, not " + std::to_string(values.size()));
+  }
+  const size_t first = layout_.offsets[param];
+  if (stage_ < 3) {
+    std::copy(values.begin(), values.end(), at(params_, first));
+    return;
+  }
+  // The part of the parameter that falls in this rank's slice of its bucket.
+  const size_t b = layout_.bucketOf[param];
+  const size_t sliceFirst = sliceInFlat(b), sliceEnd = sliceFirst + sliceLength(b);
+  const size_t from = std::max(first, sliceFirst), to = std::min(first + values.size(), sliceEnd);
+  for (size_t x = from; x < to; ++x)
+    *at(params_, sliceInShard(b) + (x - sliceFirst)) = values[x - first];
+}
+
+void Zero::gather(size_t unit, size_t prefetch) {
+  if (stage_ != 3) fail(weftInvalidUsage, kWho, "gather() is for stage 3");
+  if (unit >= gathered_.size()) {
+    fail(weftInvalidArgument, kWho, "no unit " + std::to_string(unit));
+  }
+  Gathered& g = *gathered_[unit];
+  if (!g.started) startGather(unit);
+  check(weftStreamSynchronize(g.stream.get()), comm_.get());
+  g.ready = true;
+  if (prefetch < gathered_.size() && !gathered_[prefetch]->started) startGather(prefetch);
+}
+
+void Zero::startGather(size_t unit) {
+  Gathered& g = *gathered_[unit];
+  g.buffer = Buffer(unitElements_[unit] * sizeof(float), MemoryKind::kGathered, ledger_);
+  for (size_t b = 0; b < layout_.buckets.size(); ++b) {
+    if (layout_.buckets[b].unit != unit) continue;
+    check(weftAllGather(at(params_, sliceInShard(b)),
+                        at(g.buffer, layout_.buckets[b].first - unitFirst_[unit]), sliceLength(b),
+                        weftFloat32, comm_.get(), g.stream.get()),
+          comm_.get());
+  }
+  g.started = true;
+}
+
+void Zero::release(size_t unit) {
+  if (stage_ != 3 || unit >= gathered_.size()) {
+    fail(weftInvalidUsage, kWho, "release(" + std::to_string(unit) + "): no such stage 3 unit");
+  }
+  Gathered& g = *gathered_[unit];
+  check(weftStreamSynchronize(g.stream.get()), comm_.get());
+  g.buffer.reset();
+  g.started = false;
+  g.ready = false;
 }
 
 std::span<float> Zero::grad(size_t param) {
@@ -136,6 +212,10 @@ weftResult_t Zero::waitForBuckets() {
 }
 
 void Zero::broadcastParameters(int root) {
+  if (stage_ == 3) {
+    fail(weftInvalidUsage, kWho,
+         "stage 3 keeps slices of the parameters: set them with setParam()");
+  }
   check(weftBroadcast(params_.data(), params_.data(), layout_.total, weftFloat32, root, comm_.get(),
                       nullptr),
         comm_.get());
@@ -158,9 +238,10 @@ void Zero::step() {
   const size_t shard = layout_.total / nranks_;
   for (size_t b = 0; b < layout_.buckets.size(); ++b) {
     const size_t len = sliceLength(b), s = sliceInShard(b);
-    adamStep(adam_, steps_, {at(params_, sliceInFlat(b)), len}, {at(gradShard_, s), len},
+    adamStep(adam_, steps_, {at(params_, ownSlice(b)), len}, {at(gradShard_, s), len},
              {at(moments_, s), len}, {at(moments_, shard + s), len});
   }
+  if (stage_ == 3) return;  // the units are gathered when next used
   for (size_t b = 0; b < layout_.buckets.size(); ++b) {
     check(weftAllGather(at(params_, sliceInFlat(b)), at(params_, layout_.buckets[b].first),
                         sliceLength(b), weftFloat32, comm_.get(), stream_.get()),

@@ -26,6 +26,17 @@ TEST(BucketLayout, LastParameterFirstBucketsCappedAndPaddedToTheMultiple) {
   EXPECT_EQ(big.buckets[1].elements, 100u);
 }
 
+TEST(BucketLayout, BucketsNeverSpanTwoUnits) {
+  BucketLayout l({4, 4, 4, 4}, 4, 1 << 20, 1, {0, 0, 1, 1});
+  ASSERT_EQ(l.buckets.size(), 2u);
+  EXPECT_EQ(l.buckets[0].unit, 1u);  // last first: parameters 3 and 2
+  EXPECT_EQ(l.buckets[1].unit, 0u);
+  EXPECT_EQ(l.bucketOf, (std::vector<size_t>{1, 1, 0, 0}));
+  EXPECT_THROW(BucketLayout({4, 4}, 4, 64, 1, {0, 2}), Error);
+  EXPECT_THROW(BucketLayout({4, 4}, 4, 64, 1, {1, 1}), Error);
+  EXPECT_THROW(BucketLayout({4, 4}, 4, 64, 1, {0}), Error);
+}
+
 TEST(BucketLayout, BadArgumentsAreErrors) {
   EXPECT_THROW(BucketLayout({}, 4, 40, 1), Error);
   EXPECT_THROW(BucketLayout({1, 0}, 4, 40, 1), Error);

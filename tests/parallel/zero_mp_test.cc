@@ -139,6 +139,75 @@ TEST_P(ZeroStages, MatchesOneProcessAndPlainDataParallelism) {
   }));
 }
 
+// Stage 3 over units {0, 1} {2} {3, 4}: each step gathers every unit for a forward pass (the next
+// one prefetched), then again last first for the backward pass, which computes the gradients
+// from the gathered parameters; the result equals the one-process run, and each rank holds
+// 1/N of parameters, gradients and moments, plus at most two gathered units.
+class ZeroStage3 : public ::testing::TestWithParam<int> {};
+
+TEST_P(ZeroStage3, MatchesOneProcessWithParametersSharded) {
+  const int nranks = GetParam();
+  const auto want = reference(nranks);
+  const std::vector<size_t> unitOf{0, 0, 1, 2, 2};
+  expectAllOk(runProcesses(nranks, {{"WEFT_TIMEOUT", "60"}}, [&](int rank) {
+    Comm comm = Comm::fromEnv();
+    MemoryLedger memory;
+    Zero zero(comm, 3, kCounts, kCap, kAdam, memory, unitOf);
+    for (size_t p = 0; p < kCounts.size(); ++p) {
+      std::vector<float> values;
+      for (size_t i = 0; i < kCounts[p]; ++i)
+        values.push_back(initial(p, i));
+      zero.setParam(p, values);
+    }
+    const size_t units = 3;
+    for (int step = 1; step <= kSteps; ++step) {
+      for (size_t u = 0; u < units; ++u) {  // forward
+        zero.gather(u, u + 1);
+        zero.release(u);
+      }
+      for (size_t u = units; u-- > 0;) {  // backward
+        zero.gather(u, u > 0 ? u - 1 : SIZE_MAX);
+        for (size_t p = kCounts.size(); p-- > 0;) {
+          if (unitOf[p] != u) continue;
+          auto param = zero.param(p);
+          auto g = zero.grad(p);
+          for (size_t i = 0; i < kCounts[p]; ++i)
+            g[i] = gradient(rank, p, i, param[i]);
+          zero.markReady(p);
+        }
+        zero.release(u);
+      }
+      zero.step();
+    }
+    const size_t gatheredPeak = memory.peak(MemoryKind::kGathered);
+    for (size_t u = 0; u < units; ++u)
+      zero.gather(u);
+    for (size_t p = 0; p < kCounts.size(); ++p) {
+      auto param = zero.param(p);
+      for (size_t i = 0; i < kCounts[p]; ++i) {
+        expectClose(param[i], want[p][i],
+                    "param " + std::to_string(p) + "[" + std::to_string(i) + "]");
+      }
+    }
+    const size_t total = zero.layout().total, n = static_cast<size_t>(nranks);
+    EXPECT_EQ(memory.current(MemoryKind::kParameters), 4 * total / n);
+    EXPECT_EQ(memory.current(MemoryKind::kGradients), 4 * total / n);
+    EXPECT_EQ(memory.current(MemoryKind::kOptimizerState), 8 * total / n);
+    size_t unitElements[3] = {};
+    for (const auto& b : zero.layout().buckets)
+      unitElements[b.unit] += b.elements;
+    std::sort(std::begin(unitElements), std::end(unitElements));
+    EXPECT_GT(gatheredPeak, 4 * unitElements[2]);  // a prefetch overlapped a unit in use
+    EXPECT_LE(gatheredPeak, 4 * (unitElements[1] + unitElements[2]));
+    // A unit not gathered has no parameters to show.
+    zero.release(1);
+    EXPECT_THROW(zero.param(2), Error);
+  }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, ZeroStage3, ::testing::Values(1, 2, 3, 4),
+                         [](const auto& info) { return std::to_string(info.param) + "ranks"; });
+
 TEST(Zero, MisuseIsAClearError) {
   expectAllOk(runProcesses(2, {{"WEFT_TIMEOUT", "60"}}, [&](int rank) {
     Comm comm = Comm::fromEnv();
@@ -153,7 +222,7 @@ TEST(Zero, MisuseIsAClearError) {
           << e.what();
     }
     // One parameter per bucket: the unready one holds back its bucket on both ranks alike.
-    EXPECT_THROW(Zero(comm, 3, {16}, 64, kAdam, memory), Error);
+    EXPECT_THROW(Zero(comm, 4, {16}, 64, kAdam, memory), Error);
     Zero zero(comm, 2, {16, 16}, 64, kAdam, memory);
     EXPECT_THROW(zero.param(2), Error);
     zero.markReady(1);

@@ -18,16 +18,20 @@ struct BucketLayout {
     size_t first = 0;     // element offset in the flat buffer
     size_t elements = 0;  // padding included
     size_t params = 0;    // how many parameters it holds
+    size_t unit = 0;
   };
   std::vector<size_t> offsets;   // each parameter's element offset
   std::vector<size_t> bucketOf;  // each parameter's bucket
+  std::vector<size_t> unitOf;    // each parameter's unit (all 0 without units)
   std::vector<Bucket> buckets;
   size_t total = 0;  // elements, padding included
 
-  // Throws weft::Error (weftInvalidArgument) for no parameters, an empty one, or a cap or
-  // multiple of 0.
-  BucketLayout(const std::vector<size_t>& counts, size_t elemSize, size_t capBytes,
-               size_t multiple);
+  // unitOf, if not empty, gives each parameter's unit (units of consecutive parameters,
+  // numbered up from 0): a bucket then never spans two units. Throws weft::Error
+  // (weftInvalidArgument) for no parameters, an empty one, a cap or multiple of 0, or units
+  // that are not runs of consecutive parameters.
+  BucketLayout(const std::vector<size_t>& counts, size_t elemSize, size_t capBytes, size_t multiple,
+               const std::vector<size_t>& unitOf = {});
 };
 
 // Tracks one step's ready gradients: buckets become startable in bucket order only, so every

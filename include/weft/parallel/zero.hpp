@@ -10,6 +10,10 @@
 //  - Stage 2: gradients live in bucket buffers, each reused once its reduce-scatter is done;
 //    two suffice for a backward pass that finishes one bucket before it starts the next (the
 //    pool grows, and reports it, when more buckets are open at once).
+//  - Stage 3 (FSDP): parameters are sharded too. The caller groups them into units (layers);
+//    gather(u) all-gathers unit u's parameters before its forward and again before its
+//    backward, and may prefetch the next unit meanwhile; release(u) frees them. Gradients are
+//    as under stage 2, and step() has nothing to gather.
 #pragma once
 
 #include <cstddef>
@@ -27,23 +31,34 @@ namespace weft::parallel {
 
 class Zero {
  public:
-  // Collective over `comm` (which must outlive it), as is every call below but param(),
-  // grad() and layout(). Throws weft::Error for a stage other than 1 or 2, and as
-  // DataParallel does for bad or differing layouts.
+  // Collective over `comm` (which must outlive it), as are markReady(), step(), gather() and
+  // broadcastParameters(). unitOf gives each parameter's unit (see BucketLayout); stage 3 needs
+  // it. Throws weft::Error for a stage other than 1-3, and as DataParallel does for bad or
+  // differing layouts.
   Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes,
-       const AdamConfig& adam, MemoryLedger& ledger);
+       const AdamConfig& adam, MemoryLedger& ledger, std::vector<size_t> unitOf = {});
   ~Zero();
   Zero(const Zero&) = delete;
   Zero& operator=(const Zero&) = delete;
 
-  // Parameter `param`: the caller sets it before the first step (the same on every rank, or
-  // call broadcastParameters()) and reads it after each.
+  // Parameter `param`, to read (and, before the first step, to set alike on every rank or
+  // followed by broadcastParameters()). Under stage 3, only while its unit is gathered, and
+  // what is written there is lost: set parameters with setParam().
   std::span<float> param(size_t param);
+  // Sets parameter `param` to `values` (its full length, the same on every rank); under stage 3
+  // this rank keeps its part.
+  void setParam(size_t param, std::span<const float> values);
   // Its gradient, for the backward pass to write before markReady(param): zeros at first in
   // each step under stage 2 (whose buffers are reused), whatever the last step left under 1.
   std::span<float> grad(size_t param);
-  // Makes every rank's parameters rank `root`'s.
+  // Makes every rank's parameters rank `root`'s (stages 1 and 2).
   void broadcastParameters(int root = 0);
+  // Stage 3: waits until unit `unit`'s parameters are gathered (starting the gather if it was
+  // not prefetched), then starts gathering unit `prefetch` (if it names one) in the background.
+  // Every rank must gather and prefetch the same units in the same order.
+  void gather(size_t unit, size_t prefetch = SIZE_MAX);
+  // Stage 3: frees unit `unit`'s gathered parameters.
+  void release(size_t unit);
 
   void markReady(size_t param);
   // Waits for the gradients' reduce-scatters, updates this rank's slices, and gathers the
@@ -64,7 +79,18 @@ class Zero {
     size_t bucket = SIZE_MAX;  // SIZE_MAX: free
     bool started = false;
   };
+  // A unit's gathered parameters (stage 3), with the stream their gather runs on.
+  struct Gathered {
+    Buffer buffer;
+    Stream stream;
+    bool started = false;
+    bool ready = false;  // gather() waited for it
+  };
   float* at(const Buffer& b, size_t element) const { return b.as<float>().data() + element; }
+  // Where this rank's slice of bucket b lives in params_: the flat buffer's slice, or under
+  // stage 3 the shard's.
+  size_t ownSlice(size_t b) const { return stage_ == 3 ? sliceInShard(b) : sliceInFlat(b); }
+  void startGather(size_t unit);
   void checkParam(size_t param) const;
   // The gradients of bucket b, taking a bucket buffer for it under stage 2.
   float* bucketGrads(size_t b);
@@ -88,14 +114,16 @@ class Zero {
   BucketLayout layout_;
   BucketReadiness readiness_;
   MemoryLedger& ledger_;
-  Buffer params_;                             // all of them
-  Buffer grads_;                              // stage 1: all of them
-  Buffer gradShard_;                          // this rank's slices, averaged
-  Buffer moments_;                            // Adam's m then v, for this rank's slices
-  Stream stream_;                             // stage 1's reduce-scatters, and the gathers
-  std::vector<std::unique_ptr<Slot>> slots_;  // stage 2
-  std::vector<size_t> slotOf_;                // stage 2, per bucket; SIZE_MAX: none
-  size_t largestBucket_ = 0;                  // elements
+  Buffer params_;                                    // all of them
+  Buffer grads_;                                     // stage 1: all of them
+  Buffer gradShard_;                                 // this rank's slices, averaged
+  Buffer moments_;                                   // Adam's m then v, for this rank's slices
+  Stream stream_;                                    // stage 1's reduce-scatters, and the gathers
+  std::vector<std::unique_ptr<Slot>> slots_;         // stage 2
+  std::vector<size_t> slotOf_;                       // stage 2, per bucket; SIZE_MAX: none
+  size_t largestBucket_ = 0;                         // elements
+  std::vector<size_t> unitFirst_, unitElements_;     // per unit, in the flat layout
+  std::vector<std::unique_ptr<Gathered>> gathered_;  // stage 3, per unit
 };
 
 }  // namespace weft::parallel
