@@ -12,7 +12,7 @@ constexpr const char* kWho = "data parallel";
 
 // What every rank must agree on.
 struct Layout {
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a over the counts, cap and type
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a over the counts, cap, type and settings
   uint64_t params = 0;
   uint64_t elements = 0;
   uint64_t capBytes = 0;
@@ -46,7 +46,7 @@ BucketLayout checkedLayout(Comm& comm, const std::vector<size_t>& counts, weftDa
 }  // namespace
 
 void checkSameLayoutEverywhere(Comm& comm, const std::vector<size_t>& counts, weftDataType_t type,
-                               size_t capBytes) {
+                               size_t capBytes, const std::vector<size_t>& settings) {
   Layout mine;
   mine.params = counts.size();
   for (size_t c : counts) {
@@ -57,6 +57,8 @@ void checkSameLayoutEverywhere(Comm& comm, const std::vector<size_t>& counts, we
   mine.type = static_cast<uint64_t>(type);
   mine.mix(mine.capBytes);
   mine.mix(mine.type);
+  for (size_t v : settings)
+    mine.mix(v);
   static_assert(sizeof(Layout) == 5 * sizeof(uint64_t));
   std::vector<Layout> all(static_cast<size_t>(comm.size()));
   check(weftAllGather(&mine, all.data(), 5, weftUint64, comm.get(), nullptr), comm.get());
@@ -67,7 +69,7 @@ void checkSameLayoutEverywhere(Comm& comm, const std::vector<size_t>& counts, we
     throw Error(weftInvalidUsage,
                 "the ranks' parameter layouts differ: " + describe(comm.rank(), mine) + "; " +
                     describe(static_cast<int>(r), other) +
-                    (sameTotals ? " (the same totals, split differently)" : ""));
+                    (sameTotals ? " (the same totals: the split or other settings differ)" : ""));
   }
 }
 

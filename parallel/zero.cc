@@ -19,7 +19,9 @@ BucketLayout checkedLayout(Comm& comm, int stage, const std::vector<size_t>& cou
   }
   return withContext(kWho, [&] {
     BucketLayout layout(counts, sizeof(float), capBytes, static_cast<size_t>(comm.size()), unitOf);
-    checkSameLayoutEverywhere(comm, counts, weftFloat32, capBytes);
+    std::vector<size_t> settings{static_cast<size_t>(stage)};
+    settings.insert(settings.end(), unitOf.begin(), unitOf.end());
+    checkSameLayoutEverywhere(comm, counts, weftFloat32, capBytes, settings);
     return layout;
   });
 }
@@ -51,16 +53,13 @@ Zero::Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes
     unitFirst_[b.unit] = std::min(unitFirst_[b.unit], b.first);
     unitElements_[b.unit] += b.elements;
   }
-  if (stage_ == 3) {
-    for (size_t u = 0; u < units; ++u)
-      gathered_.push_back(std::make_unique<Gathered>());
-  }
+  if (stage_ == 3) gathered_.resize(units);
 }
 
 Zero::~Zero() {
   waitForBuckets();
-  for (auto& g : gathered_)
-    weftStreamSynchronize(g->stream.get());
+  for (Stream& s : gatherStreams_)
+    weftStreamSynchronize(s.get());
 }
 
 void Zero::checkParam(size_t param) const {
@@ -75,12 +74,12 @@ std::span<float> Zero::param(size_t param) {
   checkParam(param);
   if (stage_ < 3) return {at(params_, layout_.offsets[param]), counts_[param]};
   const size_t u = layout_.unitOf[param];
-  if (!gathered_[u]->ready) {
+  if (!gathered_[u].ready) {
     fail(weftInvalidUsage, kWho,
          "parameter " + std::to_string(param) + " is in unit " + std::to_string(u) +
              ", which is not gathered: call gather(" + std::to_string(u) + ") first");
   }
-  return {at(gathered_[u]->buffer, layout_.offsets[param] - unitFirst_[u]), counts_[param]};
+  return {at(gathered_[u].buffer, layout_.offsets[param] - unitFirst_[u]), counts_[param]};
 }
 
 void Zero::setParam(size_t param, std::span<const float> values) {
@@ -108,21 +107,21 @@ void Zero::gather(size_t unit, size_t prefetch) {
   if (unit >= gathered_.size()) {
     fail(weftInvalidArgument, kWho, "no unit " + std::to_string(unit));
   }
-  Gathered& g = *gathered_[unit];
+  Gathered& g = gathered_[unit];
   if (!g.started) startGather(unit);
-  check(weftStreamSynchronize(g.stream.get()), comm_.get());
+  check(weftStreamSynchronize(gatherStream(unit).get()), comm_.get());
   g.ready = true;
-  if (prefetch < gathered_.size() && !gathered_[prefetch]->started) startGather(prefetch);
+  if (prefetch < gathered_.size() && !gathered_[prefetch].started) startGather(prefetch);
 }
 
 void Zero::startGather(size_t unit) {
-  Gathered& g = *gathered_[unit];
+  Gathered& g = gathered_[unit];
   g.buffer = Buffer(unitElements_[unit] * sizeof(float), MemoryKind::kGathered, ledger_);
   for (size_t b = 0; b < layout_.buckets.size(); ++b) {
     if (layout_.buckets[b].unit != unit) continue;
     check(weftAllGather(at(params_, sliceInShard(b)),
                         at(g.buffer, layout_.buckets[b].first - unitFirst_[unit]), sliceLength(b),
-                        weftFloat32, comm_.get(), g.stream.get()),
+                        weftFloat32, comm_.get(), gatherStream(unit).get()),
           comm_.get());
   }
   g.started = true;
@@ -132,8 +131,8 @@ void Zero::release(size_t unit) {
   if (stage_ != 3 || unit >= gathered_.size()) {
     fail(weftInvalidUsage, kWho, "release(" + std::to_string(unit) + "): no such stage 3 unit");
   }
-  Gathered& g = *gathered_[unit];
-  check(weftStreamSynchronize(g.stream.get()), comm_.get());
+  Gathered& g = gathered_[unit];
+  check(weftStreamSynchronize(gatherStream(unit).get()), comm_.get());
   g.buffer.reset();
   g.started = false;
   g.ready = false;

@@ -221,6 +221,12 @@ TEST(Zero, MisuseIsAClearError) {
                 std::string::npos)
           << e.what();
     }
+    try {
+      Zero bad(comm, rank == 0 ? 2 : 3, {8, 8}, 64, kAdam, memory);
+      ADD_FAILURE() << "differing stages were accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("other settings differ"), std::string::npos) << e.what();
+    }
     // One parameter per bucket: the unready one holds back its bucket on both ranks alike.
     EXPECT_THROW(Zero(comm, 4, {16}, 64, kAdam, memory), Error);
     Zero zero(comm, 2, {16, 16}, 64, kAdam, memory);

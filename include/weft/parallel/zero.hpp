@@ -79,10 +79,9 @@ class Zero {
     size_t bucket = SIZE_MAX;  // SIZE_MAX: free
     bool started = false;
   };
-  // A unit's gathered parameters (stage 3), with the stream their gather runs on.
+  // A unit's gathered parameters (stage 3).
   struct Gathered {
     Buffer buffer;
-    Stream stream;
     bool started = false;
     bool ready = false;  // gather() waited for it
   };
@@ -91,6 +90,9 @@ class Zero {
   // stage 3 the shard's.
   size_t ownSlice(size_t b) const { return stage_ == 3 ? sliceInShard(b) : sliceInFlat(b); }
   void startGather(size_t unit);
+  // The stream unit u's gather runs on: neighbouring units use different ones, so that waiting
+  // for a unit never waits for the prefetch of the next.
+  Stream& gatherStream(size_t unit) { return gatherStreams_[unit % 2]; }
   void checkParam(size_t param) const;
   // The gradients of bucket b, taking a bucket buffer for it under stage 2.
   float* bucketGrads(size_t b);
@@ -114,16 +116,17 @@ class Zero {
   BucketLayout layout_;
   BucketReadiness readiness_;
   MemoryLedger& ledger_;
-  Buffer params_;                                    // all of them
-  Buffer grads_;                                     // stage 1: all of them
-  Buffer gradShard_;                                 // this rank's slices, averaged
-  Buffer moments_;                                   // Adam's m then v, for this rank's slices
-  Stream stream_;                                    // stage 1's reduce-scatters, and the gathers
-  std::vector<std::unique_ptr<Slot>> slots_;         // stage 2
-  std::vector<size_t> slotOf_;                       // stage 2, per bucket; SIZE_MAX: none
-  size_t largestBucket_ = 0;                         // elements
-  std::vector<size_t> unitFirst_, unitElements_;     // per unit, in the flat layout
-  std::vector<std::unique_ptr<Gathered>> gathered_;  // stage 3, per unit
+  Buffer params_;                                 // all of them
+  Buffer grads_;                                  // stage 1: all of them
+  Buffer gradShard_;                              // this rank's slices, averaged
+  Buffer moments_;                                // Adam's m then v, for this rank's slices
+  Stream stream_;                                 // stage 1's reduce-scatters, and the gathers
+  std::vector<std::unique_ptr<Slot>> slots_;      // stage 2
+  std::vector<size_t> slotOf_;                    // stage 2, per bucket; SIZE_MAX: none
+  size_t largestBucket_ = 0;                      // elements
+  std::vector<size_t> unitFirst_, unitElements_;  // per unit, in the flat layout
+  std::vector<Gathered> gathered_;                // stage 3, per unit
+  Stream gatherStreams_[2];                       // stage 3
 };
 
 }  // namespace weft::parallel
