@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "agree.h"
 #include "errors.h"  // the layer sees only include/ and itself
 
 namespace weft::parallel {
@@ -10,36 +11,29 @@ namespace {
 
 constexpr const char* kWho = "data parallel";
 
-// What every rank must agree on.
+// What every rank must agree on: the words the ranks all-gather.
 struct Layout {
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a over the counts, cap, type and settings
+  uint64_t hash = 0;  // of the counts, cap, type and settings
   uint64_t params = 0;
   uint64_t elements = 0;
   uint64_t capBytes = 0;
   uint64_t type = 0;
-
-  void mix(uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      hash ^= (v >> (8 * i)) & 0xFF;
-      hash *= 1099511628211ull;
-    }
-  }
 };
 
-std::string describe(int rank, const Layout& l) {
+std::string describe(size_t rank, const Layout& l) {
   return "rank " + std::to_string(rank) + " has " + std::to_string(l.params) + " parameters of " +
          std::to_string(l.elements) + " elements in all, type " + std::to_string(l.type) +
          ", buckets of " + std::to_string(l.capBytes) + " bytes";
 }
 
-// The layout, checked first so that the ranks agree before any collective of the layer.
+// The layout. The ranks agree first, so that ranks with differing or invalid arguments all fail
+// instead of some waiting for the others.
 BucketLayout checkedLayout(Comm& comm, const std::vector<size_t>& counts, weftDataType_t type,
                            size_t capBytes) {
-  if (sizeOf(type) == 0) fail(weftInvalidArgument, kWho, "unknown data type");
   return withContext(kWho, [&] {
-    BucketLayout layout(counts, sizeOf(type), capBytes, 1);
     checkSameLayoutEverywhere(comm, counts, type, capBytes);
-    return layout;
+    if (sizeOf(type) == 0) throw Error(weftInvalidArgument, "unknown data type");
+    return BucketLayout(counts, sizeOf(type), capBytes, 1);
   });
 }
 
@@ -47,28 +41,30 @@ BucketLayout checkedLayout(Comm& comm, const std::vector<size_t>& counts, weftDa
 
 void checkSameLayoutEverywhere(Comm& comm, const std::vector<size_t>& counts, weftDataType_t type,
                                size_t capBytes, const std::vector<size_t>& settings) {
+  SettingsHash hash;
   Layout mine;
   mine.params = counts.size();
   for (size_t c : counts) {
     mine.elements += c;
-    mine.mix(c);
+    hash.mix(c);
   }
   mine.capBytes = capBytes;
   mine.type = static_cast<uint64_t>(type);
-  mine.mix(mine.capBytes);
-  mine.mix(mine.type);
+  hash.mix(mine.capBytes);
+  hash.mix(mine.type);
   for (size_t v : settings)
-    mine.mix(v);
-  static_assert(sizeof(Layout) == 5 * sizeof(uint64_t));
-  std::vector<Layout> all(static_cast<size_t>(comm.size()));
-  check(weftAllGather(&mine, all.data(), 5, weftUint64, comm.get(), nullptr), comm.get());
-  for (size_t r = 0; r < all.size(); ++r) {
-    const Layout& other = all[r];
+    hash.mix(v);
+  mine.hash = hash.value();
+  const std::vector<uint64_t> all =
+      allGatherWords(comm, {mine.hash, mine.params, mine.elements, mine.capBytes, mine.type});
+  for (size_t r = 0; r < static_cast<size_t>(comm.size()); ++r) {
+    const uint64_t* w = all.data() + 5 * r;
+    const Layout other{w[0], w[1], w[2], w[3], w[4]};
     if (other.hash == mine.hash) continue;
     const bool sameTotals = other.params == mine.params && other.elements == mine.elements;
     throw Error(weftInvalidUsage,
-                "the ranks' parameter layouts differ: " + describe(comm.rank(), mine) + "; " +
-                    describe(static_cast<int>(r), other) +
+                "the ranks' parameter layouts differ: " +
+                    describe(static_cast<size_t>(comm.rank()), mine) + "; " + describe(r, other) +
                     (sameTotals ? " (the same totals: the split or other settings differ)" : ""));
   }
 }

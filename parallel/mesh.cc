@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "agree.h"  // the layer sees only include/ and itself
+
 namespace weft::parallel {
 namespace {
 
@@ -20,6 +22,20 @@ std::string describe(const std::vector<Axis>& axes) {
 
 Mesh::Mesh(const Comm& world, std::vector<Axis> axes)
     : axes_(std::move(axes)), rank_(world.rank()), size_(world.size()) {
+  // The ranks agree on the axes before any of them checks or splits by its own.
+  SettingsHash hash;
+  for (const Axis& a : axes_) {
+    hash.mix(a.name);
+    hash.mix(static_cast<uint64_t>(a.size));
+  }
+  const std::vector<uint64_t> all = allGatherWords(world, {hash.value()});
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (all[r] != hash.value()) {
+      throw Error(weftInvalidUsage, "the ranks gave different mesh axes: rank " +
+                                        std::to_string(r) + "'s differ from rank " +
+                                        std::to_string(rank_) + "'s (" + describe(axes_) + ")");
+    }
+  }
   long long product = 1;
   for (size_t i = 0; i < axes_.size(); ++i) {
     if (axes_[i].size < 1)

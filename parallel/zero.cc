@@ -12,17 +12,17 @@ namespace {
 
 constexpr const char* kWho = "zero";
 
+// The layout, after the ranks agree (see DataParallel's).
 BucketLayout checkedLayout(Comm& comm, int stage, const std::vector<size_t>& counts,
                            size_t capBytes, const std::vector<size_t>& unitOf) {
-  if (stage < 1 || stage > 3) {
-    fail(weftInvalidArgument, kWho, "stage " + std::to_string(stage) + " is not 1, 2 or 3");
-  }
   return withContext(kWho, [&] {
-    BucketLayout layout(counts, sizeof(float), capBytes, static_cast<size_t>(comm.size()), unitOf);
     std::vector<size_t> settings{static_cast<size_t>(stage)};
     settings.insert(settings.end(), unitOf.begin(), unitOf.end());
     checkSameLayoutEverywhere(comm, counts, weftFloat32, capBytes, settings);
-    return layout;
+    if (stage < 1 || stage > 3) {
+      throw Error(weftInvalidArgument, "stage " + std::to_string(stage) + " is not 1, 2 or 3");
+    }
+    return BucketLayout(counts, sizeof(float), capBytes, static_cast<size_t>(comm.size()), unitOf);
   });
 }
 
@@ -44,7 +44,8 @@ Zero::Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes
       grads_(stage == 1 ? layout_.total * sizeof(float) : 0, MemoryKind::kGradients, ledger),
       gradShard_(layout_.total / nranks_ * sizeof(float), MemoryKind::kGradients, ledger),
       moments_(2 * layout_.total / nranks_ * sizeof(float), MemoryKind::kOptimizerState, ledger),
-      slotOf_(layout_.buckets.size(), SIZE_MAX) {
+      slotOf_(layout_.buckets.size(), SIZE_MAX),
+      reduced_(layout_.buckets.size(), false) {
   const size_t units = layout_.unitOf.back() + 1;
   unitFirst_.assign(units, layout_.total);
   unitElements_.assign(units, 0);
@@ -94,6 +95,7 @@ void Zero::setParam(size_t param, std::span<const float> values) {
     std::copy(values.begin(), values.end(), at(params_, first));
     return;
   }
+  dropGathered(layout_.unitOf[param]);  // its gathered copy would be stale
   // The part of the parameter that falls in this rank's slice of its bucket.
   const size_t b = layout_.bucketOf[param];
   const size_t sliceFirst = sliceInFlat(b), sliceEnd = sliceFirst + sliceLength(b);
@@ -117,6 +119,7 @@ void Zero::gather(size_t unit, size_t prefetch) {
 void Zero::startGather(size_t unit) {
   Gathered& g = gathered_[unit];
   g.buffer = Buffer(unitElements_[unit] * sizeof(float), MemoryKind::kGathered, ledger_);
+  g.started = true;  // before the calls: a failure half way leaves gathers to wait for
   for (size_t b = 0; b < layout_.buckets.size(); ++b) {
     if (layout_.buckets[b].unit != unit) continue;
     check(weftAllGather(at(params_, sliceInShard(b)),
@@ -124,18 +127,24 @@ void Zero::startGather(size_t unit) {
                         weftFloat32, comm_.get(), gatherStream(unit).get()),
           comm_.get());
   }
-  g.started = true;
 }
 
 void Zero::release(size_t unit) {
   if (stage_ != 3 || unit >= gathered_.size()) {
     fail(weftInvalidUsage, kWho, "release(" + std::to_string(unit) + "): no such stage 3 unit");
   }
+  dropGathered(unit);
+}
+
+void Zero::dropGathered(size_t unit) {
+  if (stage_ != 3) return;
   Gathered& g = gathered_[unit];
-  check(weftStreamSynchronize(gatherStream(unit).get()), comm_.get());
+  if (!g.started) return;
+  const weftResult_t waited = weftStreamSynchronize(gatherStream(unit).get());
   g.buffer.reset();
   g.started = false;
   g.ready = false;
+  check(waited, comm_.get());
 }
 
 std::span<float> Zero::grad(size_t param) {
@@ -146,14 +155,13 @@ std::span<float> Zero::grad(size_t param) {
 
 float* Zero::bucketGrads(size_t b) {
   if (stage_ == 1) return at(grads_, layout_.buckets[b].first);
-  if (slotOf_[b] == SIZE_MAX) slotOf_[b] = takeSlot(b);
-  Slot& slot = *slots_[slotOf_[b]];
-  if (slot.started) {
+  if (reduced_[b]) {
     fail(weftInvalidUsage, kWho,
          "a gradient of bucket " + std::to_string(b) +
              " was asked for after the bucket was reduced in this step");
   }
-  return slot.buffer.as<float>().data();
+  if (slotOf_[b] == SIZE_MAX) slotOf_[b] = takeSlot(b);
+  return slots_[slotOf_[b]]->buffer.as<float>().data();
 }
 
 // A free bucket buffer; else a new one while there are fewer than two (so that one bucket's
@@ -188,10 +196,11 @@ size_t Zero::takeSlot(size_t b) {
 void Zero::startBucket(size_t b) {
   float* grads = bucketGrads(b);
   weftStream_t stream = stream_.get();
-  if (stage_ == 2) {
+  if (stage_ > 1) {
     Slot& slot = *slots_[slotOf_[b]];
     slot.started = true;
     stream = slot.stream.get();
+    reduced_[b] = true;
   }
   check(weftReduceScatter(grads, at(gradShard_, sliceInShard(b)), sliceLength(b), weftFloat32,
                           weftAvg, comm_.get(), stream),
@@ -207,6 +216,7 @@ weftResult_t Zero::waitForBuckets() {
     slot->started = false;
   }
   std::fill(slotOf_.begin(), slotOf_.end(), SIZE_MAX);
+  std::fill(reduced_.begin(), reduced_.end(), false);
   return first;
 }
 
@@ -228,6 +238,8 @@ void Zero::markReady(size_t param) {
 void Zero::step() {
   const std::string missing = readiness_.endStep();  // the next step starts whole either way
   check(waitForBuckets(), comm_.get());
+  for (size_t u = 0; u < gathered_.size(); ++u)
+    dropGathered(u);  // the slices change: units are gathered afresh when next used
   if (!missing.empty()) {
     fail(weftInvalidUsage, kWho,
          "step() before the gradients of parameters " + missing +

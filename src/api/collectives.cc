@@ -140,6 +140,7 @@ weftResult_t weftRecvAnySource(void* recvbuff, size_t count, weftDataType_t data
                                weftComm_t comm, weftStream_t stream) {
   weft::Op op = pointToPointOp(weft::OpKind::kRecv, count, datatype, weft::kAnySource, stream);
   op.recvbuff = recvbuff;
+  op.anySource = true;
   op.source = source;
   return submit(std::move(op), comm, "weftRecvAnySource");
 }

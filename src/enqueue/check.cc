@@ -119,7 +119,7 @@ Status checkOp(const Op& op) {
       return errorf(weftInvalidArgument, "%s: unknown data type %d", name,
                     static_cast<int>(op.type));
     }
-    if (op.peer == kAnySource && op.kind == OpKind::kRecv) {
+    if (op.anySource) {
       WEFT_RETURN_IF_ERROR(checkRecvAnySource(op));
     } else if (op.peer < 0 || op.peer >= n) {
       return errorf(weftInvalidArgument, "%s: peer %d is out of range (communicator of %d ranks)",

@@ -26,9 +26,12 @@ struct Op {
   void* recvbuff = nullptr;
   weftDataType_t type = weftFloat32;
   weftRedOp_t redop = weftSum;
-  int peer = -1;          // send and receive
-  size_t count = 0;       // send and receive
-  int* source = nullptr;  // a receive from kAnySource: where the sender's rank goes when done
+  int peer = -1;     // send and receive
+  size_t count = 0;  // send and receive
+  // A receive from any source (weftRecvAnySource, peer kAnySource): where the sender's rank goes
+  // when it is done.
+  bool anySource = false;
+  int* source = nullptr;
   // All-to-allv: send counts, send displacements, receive counts, receive displacements.
   std::vector<size_t> vcounts;
 };

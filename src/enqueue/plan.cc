@@ -257,7 +257,7 @@ Status planPointToPoint(Communicator& comm, const std::vector<Op>& ops, Phase* o
   out->label.pointToPoint = true;
   out->label.count = ops.size();
   out->label.sequence = comm.nextSequence();
-  if (ops.size() == 1 && ops[0].peer == kAnySource) {  // never grouped (src/enqueue/check.cc)
+  if (ops.size() == 1 && ops[0].anySource) {  // never grouped (src/enqueue/check.cc)
     out->owned = std::make_unique<RecvAnySource>(comm, ops[0]);
     out->runnable = out->owned.get();
     return okStatus();

@@ -8,19 +8,21 @@
 namespace weft {
 
 RecvAnySource::RecvAnySource(Communicator& comm, const Op& op) : comm_(comm), op_(op) {
-  for (int p = 0; p < comm_.nranks(); ++p) {
-    if (p != comm_.rank()) anyPeer_.emplace_back(p, true);
-  }
+  waitingOn_.reserve(static_cast<size_t>(comm_.nranks()));
 }
 
 Status RecvAnySource::probe(bool* found) {
   *found = false;
-  // From the next rank up, so that no rank is always looked at first.
+  waitingOn_.clear();
+  // From the next rank up (the first to send to this one is not always the one taken).
   for (int i = 1; i < comm_.nranks(); ++i) {
     const int p = (comm_.rank() + i) % comm_.nranks();
     const MessageHeader* header = nullptr;
     Status s = comm_.channels()[p]->peekHeader(&header);
     if (!s.ok()) return s.withContext(strprintf("receiving from rank %d", p));
+    // A peer whose next message is a collective's has nothing for us before it: a wait on its
+    // link, whose payload is there to read, would return at once.
+    if (header == nullptr) waitingOn_.emplace_back(p, true);
     if (header == nullptr || (header->flags & kPointToPointMessage) == 0) continue;
     Schedule schedule;
     schedule.pointToPoint = true;
@@ -58,13 +60,14 @@ std::string RecvAnySource::describeWait() const {
 std::vector<int> RecvAnySource::pendingPeers() const {
   if (source_ >= 0) return receive_.pendingPeers();
   std::vector<int> out;
-  for (const auto& [peer, forRead] : anyPeer_)
-    out.push_back(peer);
+  for (int p = 0; p < comm_.nranks(); ++p) {
+    if (p != comm_.rank()) out.push_back(p);
+  }
   return out;
 }
 
 const std::vector<std::pair<int, bool>>& RecvAnySource::pendingIo() {
-  return source_ >= 0 ? receive_.pendingIo() : anyPeer_;
+  return source_ >= 0 ? receive_.pendingIo() : waitingOn_;
 }
 
 }  // namespace weft

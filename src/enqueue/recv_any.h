@@ -34,7 +34,8 @@ class RecvAnySource : public Progressable {
   Op op_;
   int source_ = -1;  // -1 until a sender is found
   Executor receive_;
-  std::vector<std::pair<int, bool>> anyPeer_;  // pendingIo while probing: a read from each peer
+  // pendingIo while probing: a read from each peer whose next header has not come yet.
+  std::vector<std::pair<int, bool>> waitingOn_;
 };
 
 }  // namespace weft

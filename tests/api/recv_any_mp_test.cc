@@ -163,6 +163,9 @@ TEST_P(RecvAnySource, MisuseAndMismatchedCountsAreClearErrors) {
                 std::string::npos);
       EXPECT_EQ(weftRecvAnySource(buf.data(), 0, weftInt32, &source, comm, nullptr),
                 weftInvalidArgument);
+      EXPECT_EQ(weftRecv(buf.data(), 100, weftInt32, -1, comm, nullptr), weftInvalidArgument);
+      EXPECT_NE(std::string(weftGetLastError(comm)).find("peer -1 is out of range"),
+                std::string::npos);
       ASSERT_EQ(weftGroupStart(), weftSuccess);
       EXPECT_EQ(weftRecvAnySource(buf.data(), 100, weftInt32, &source, comm, nullptr),
                 weftInvalidUsage);

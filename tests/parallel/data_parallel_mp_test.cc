@@ -134,6 +134,13 @@ TEST(DataParallel, MisuseAndDisagreeingRanksAreClearErrors) {
         weftInvalidUsage);
     EXPECT_NE(differ.find("parameter layouts differ"), std::string::npos) << differ;
     EXPECT_NE(differ.find("the split or other settings differ"), std::string::npos) << differ;
+    // One rank's invalid arguments fail the other rank too, instead of leaving it waiting.
+    const std::string oneBad = errorOf(
+        [&] {
+          make(rank == 0 ? std::vector<size_t>{10, 0} : std::vector<size_t>{10, 20}, 64);
+        },
+        weftInvalidUsage);
+    EXPECT_NE(oneBad.find("parameter layouts differ"), std::string::npos) << oneBad;
     const std::string more = errorOf(
         [&] {
           make(rank == 0 ? std::vector<size_t>{10, 20} : std::vector<size_t>{10, 20, 5}, 64);

@@ -80,7 +80,7 @@ std::string meshError(const Comm& world, std::vector<Axis> axes) {
 }
 
 TEST(Mesh, AxesThatDoNotFitAreClearErrors) {
-  expectAllOk(runProcesses(2, {{"WEFT_TIMEOUT", "60"}}, [&](int) {
+  expectAllOk(runProcesses(2, {{"WEFT_TIMEOUT", "60"}}, [&](int rank) {
     Comm world = Comm::fromEnv();
     EXPECT_NE(meshError(world, {{"dp", 2}, {"tp", 3}})
                   .find("mesh axes dp 2 x tp 3 make 6 ranks, "
@@ -90,6 +90,15 @@ TEST(Mesh, AxesThatDoNotFitAreClearErrors) {
     EXPECT_NE(meshError(world, {{"dp", 0}, {"tp", 2}}).find("sizes must be at least 1"),
               std::string::npos);
     EXPECT_NE(meshError(world, {{"dp", 1}, {"dp", 2}}).find("dp appears twice"), std::string::npos);
+    // Ranks that give different axes all fail, before any split.
+    try {
+      Mesh differ(world, rank == 0 ? std::vector<Axis>{{"dp", 2}} : std::vector<Axis>{{"tp", 2}});
+      ADD_FAILURE() << "different axes were accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), weftInvalidUsage);
+      EXPECT_NE(std::string(e.what()).find("the ranks gave different mesh axes"), std::string::npos)
+          << e.what();
+    }
     // None of those made a split, so the world still works and a good mesh follows.
     Mesh mesh(world, {{"dp", 2}});
     try {

@@ -177,8 +177,10 @@ TEST_P(ZeroStage3, MatchesOneProcessWithParametersSharded) {
         }
         zero.release(u);
       }
+      if (step == kSteps) zero.gather(0);  // held across the step, which drops it
       zero.step();
     }
+    EXPECT_THROW(zero.param(0), Error);  // no stale copy survives the step
     const size_t gatheredPeak = memory.peak(MemoryKind::kGathered);
     for (size_t u = 0; u < units; ++u)
       zero.gather(u);

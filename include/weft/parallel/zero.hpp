@@ -54,10 +54,12 @@ class Zero {
   // Makes every rank's parameters rank `root`'s (stages 1 and 2).
   void broadcastParameters(int root = 0);
   // Stage 3: waits until unit `unit`'s parameters are gathered (starting the gather if it was
-  // not prefetched), then starts gathering unit `prefetch` (if it names one) in the background.
+  // not prefetched), then starts gathering unit `prefetch` in the background; a number past the
+  // last unit (the next of the last, or SIZE_MAX) prefetches nothing.
   // Every rank must gather and prefetch the same units in the same order.
   void gather(size_t unit, size_t prefetch = SIZE_MAX);
-  // Stage 3: frees unit `unit`'s gathered parameters.
+  // Stage 3: frees unit `unit`'s gathered parameters. step() and setParam() free those they
+  // change.
   void release(size_t unit);
 
   void markReady(size_t param);
@@ -90,6 +92,8 @@ class Zero {
   // stage 3 the shard's.
   size_t ownSlice(size_t b) const { return stage_ == 3 ? sliceInShard(b) : sliceInFlat(b); }
   void startGather(size_t unit);
+  // Waits for unit `unit`'s gather if one was started, and frees what it gathered.
+  void dropGathered(size_t unit);
   // The stream unit u's gather runs on: neighbouring units use different ones, so that waiting
   // for a unit never waits for the prefetch of the next.
   Stream& gatherStream(size_t unit) { return gatherStreams_[unit % 2]; }
@@ -116,14 +120,15 @@ class Zero {
   BucketLayout layout_;
   BucketReadiness readiness_;
   MemoryLedger& ledger_;
-  Buffer params_;                                 // all of them
-  Buffer grads_;                                  // stage 1: all of them
-  Buffer gradShard_;                              // this rank's slices, averaged
-  Buffer moments_;                                // Adam's m then v, for this rank's slices
-  Stream stream_;                                 // stage 1's reduce-scatters, and the gathers
-  std::vector<std::unique_ptr<Slot>> slots_;      // stage 2
-  std::vector<size_t> slotOf_;                    // stage 2, per bucket; SIZE_MAX: none
-  size_t largestBucket_ = 0;                      // elements
+  Buffer params_;                             // all of them
+  Buffer grads_;                              // stage 1: all of them
+  Buffer gradShard_;                          // this rank's slices, averaged
+  Buffer moments_;                            // Adam's m then v, for this rank's slices
+  Stream stream_;                             // stage 1's reduce-scatters, and the gathers
+  std::vector<std::unique_ptr<Slot>> slots_;  // stage 2
+  std::vector<size_t> slotOf_;                // stages 2-3, per bucket; SIZE_MAX: none
+  std::vector<bool> reduced_;  // stages 2-3, per bucket: its reduce-scatter started this step
+  size_t largestBucket_ = 0;   // elements
   std::vector<size_t> unitFirst_, unitElements_;  // per unit, in the flat layout
   std::vector<Gathered> gathered_;                // stage 3, per unit
   Stream gatherStreams_[2];                       // stage 3
