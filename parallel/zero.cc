@@ -29,7 +29,7 @@ BucketLayout checkedLayout(Comm& comm, int stage, const std::vector<size_t>& cou
 }  // namespace
 
 Zero::Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes,
-           const AdamConfig& adam, MemoryLedger& ledger, std::vector<size_t> unitOf)
+           const AdamConfig& adam, MemoryLedger& ledger, const std::vector<size_t>& unitOf)
     : comm_(comm),
       stage_(stage),
       rank_(static_cast<size_t>(comm.rank())),

@@ -195,6 +195,7 @@ class Comm {
     std::vector<weftComm_t> raw(static_cast<size_t>(n), nullptr);
     check(weftCommInitAll(raw.data(), n, nullptr));
     std::vector<Comm> out;
+    out.reserve(raw.size());
     for (weftComm_t c : raw)
       out.emplace_back(c);
     return out;

@@ -76,7 +76,7 @@ void expectClose(float got, float want, const std::string& where) {
 class ZeroStages : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
 TEST_P(ZeroStages, MatchesOneProcessAndPlainDataParallelism) {
-  const auto [stage, nranks] = GetParam();
+  const int stage = std::get<0>(GetParam()), nranks = std::get<1>(GetParam());
   const auto want = reference(nranks);
   expectAllOk(runProcesses(nranks, {{"WEFT_TIMEOUT", "60"}}, [&](int rank) {
     Comm comm = Comm::fromEnv();

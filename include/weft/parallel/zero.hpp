@@ -36,7 +36,7 @@ class Zero {
   // it. Throws weft::Error for a stage other than 1-3, and as DataParallel does for bad or
   // differing layouts.
   Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes,
-       const AdamConfig& adam, MemoryLedger& ledger, std::vector<size_t> unitOf = {});
+       const AdamConfig& adam, MemoryLedger& ledger, const std::vector<size_t>& unitOf = {});
   ~Zero();
   Zero(const Zero&) = delete;
   Zero& operator=(const Zero&) = delete;
