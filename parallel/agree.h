@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "weft/parallel/buckets.hpp"
 #include "weft/weft.hpp"
 
 namespace weft::parallel {
@@ -40,5 +41,13 @@ inline std::vector<uint64_t> allGatherWords(const Comm& comm, const std::vector<
         comm.get());
   return all;
 }
+
+// The BucketLayout of counts, type's size, capBytes, multiple and unitOf, once the ranks agree
+// on those and on `settings` (a caller's further choices, such as ZeRO's stage): when they
+// differ, every rank throws weft::Error (weftInvalidUsage) naming two ranks' layouts. Checks
+// of the arguments come after, so every rank fails alike.
+BucketLayout agreedLayout(const Comm& comm, const std::vector<size_t>& counts, weftDataType_t type,
+                          size_t capBytes, size_t multiple, const std::vector<size_t>& unitOf,
+                          const std::vector<size_t>& settings);
 
 }  // namespace weft::parallel

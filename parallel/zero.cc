@@ -4,25 +4,25 @@
 #include <cstring>
 #include <string>
 
-#include "errors.h"  // the layer sees only include/ and itself
-#include "weft/parallel/data_parallel.hpp"
+#include "agree.h"  // the layer sees only include/ and itself
+#include "errors.h"
 
 namespace weft::parallel {
 namespace {
 
 constexpr const char* kWho = "zero";
 
-// The layout, after the ranks agree (see DataParallel's).
+// The layout, after the ranks agree on it and on the stage (agree.h).
 BucketLayout checkedLayout(Comm& comm, int stage, const std::vector<size_t>& counts,
                            size_t capBytes, const std::vector<size_t>& unitOf) {
   return withContext(kWho, [&] {
-    std::vector<size_t> settings{static_cast<size_t>(stage)};
-    settings.insert(settings.end(), unitOf.begin(), unitOf.end());
-    checkSameLayoutEverywhere(comm, counts, weftFloat32, capBytes, settings);
+    BucketLayout layout =
+        agreedLayout(comm, counts, weftFloat32, capBytes, static_cast<size_t>(comm.size()), unitOf,
+                     {static_cast<size_t>(stage)});
     if (stage < 1 || stage > 3) {
       throw Error(weftInvalidArgument, "stage " + std::to_string(stage) + " is not 1, 2 or 3");
     }
-    return BucketLayout(counts, sizeof(float), capBytes, static_cast<size_t>(comm.size()), unitOf);
+    return layout;
   });
 }
 

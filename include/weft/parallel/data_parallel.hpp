@@ -64,10 +64,4 @@ class DataParallel {
   Stream stream_;
 };
 
-// Collective over `comm`: throws weft::Error (weftInvalidUsage) on every rank, naming two ranks'
-// layouts, unless all ranks gave the same counts, element type, cap and `settings` (a caller's
-// further choices, such as ZeRO's stage and units).
-void checkSameLayoutEverywhere(Comm& comm, const std::vector<size_t>& counts, weftDataType_t type,
-                               size_t capBytes, const std::vector<size_t>& settings = {});
-
 }  // namespace weft::parallel
