@@ -174,7 +174,7 @@ size_t Zero::takeSlot(size_t b) {
     if (slots_[s]->bucket == SIZE_MAX) pick = s;
   }
   for (size_t s = 0; s < slots_.size() && pick == SIZE_MAX && slots_.size() >= kOverlapped; ++s) {
-    if (slots_[s]->started) {
+    if (reduced_[slots_[s]->bucket]) {
       check(weftStreamSynchronize(slots_[s]->stream.get()), comm_.get());
       slotOf_[slots_[s]->bucket] = SIZE_MAX;
       pick = s;
@@ -188,7 +188,6 @@ size_t Zero::takeSlot(size_t b) {
   }
   Slot& slot = *slots_[pick];
   slot.bucket = b;
-  slot.started = false;
   std::memset(slot.buffer.data(), 0, layout_.buckets[b].elements * sizeof(float));
   return pick;
 }
@@ -197,9 +196,7 @@ void Zero::startBucket(size_t b) {
   float* grads = bucketGrads(b);
   weftStream_t stream = stream_.get();
   if (stage_ > 1) {
-    Slot& slot = *slots_[slotOf_[b]];
-    slot.started = true;
-    stream = slot.stream.get();
+    stream = slots_[slotOf_[b]]->stream.get();
     reduced_[b] = true;
   }
   check(weftReduceScatter(grads, at(gradShard_, sliceInShard(b)), sliceLength(b), weftFloat32,
@@ -213,7 +210,6 @@ weftResult_t Zero::waitForBuckets() {
     const weftResult_t r = weftStreamSynchronize(slot->stream.get());
     if (first == weftSuccess) first = r;
     slot->bucket = SIZE_MAX;
-    slot->started = false;
   }
   std::fill(slotOf_.begin(), slotOf_.end(), SIZE_MAX);
   std::fill(reduced_.begin(), reduced_.end(), false);

@@ -72,14 +72,13 @@ class Zero {
   size_t bucketBuffers() const { return slots_.size(); }
 
  private:
-  // A buffer the reduce-scatter of one bucket at a time reads: the whole gradient buffer's part
-  // under stage 1, a bucket buffer under stage 2. Each has its own stream, so that waiting for
-  // one bucket's reduce-scatter waits for no later one.
+  // A bucket buffer (stages 2 and 3), holding one bucket's gradients at a time until its
+  // reduce-scatter (reduced_) is done. Each has its own stream, so that waiting for one bucket's
+  // reduce-scatter waits for no later one.
   struct Slot {
     Buffer buffer;
     Stream stream;
     size_t bucket = SIZE_MAX;  // SIZE_MAX: free
-    bool started = false;
   };
   // A unit's gathered parameters (stage 3).
   struct Gathered {
