@@ -2,25 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 
 namespace weft::parallel {
-
-const char* memoryKindName(MemoryKind kind) {
-  switch (kind) {
-    case MemoryKind::kParameters:
-      return "parameters";
-    case MemoryKind::kGradients:
-      return "gradients";
-    case MemoryKind::kOptimizerState:
-      return "optimizer state";
-    case MemoryKind::kBuckets:
-      return "buckets";
-    case MemoryKind::kGathered:
-      return "gathered units";
-  }
-  return "?";
-}
 
 void MemoryLedger::add(MemoryKind kind, size_t bytes) {
   const size_t i = index(kind);
@@ -30,10 +13,6 @@ void MemoryLedger::add(MemoryKind kind, size_t bytes) {
 
 void MemoryLedger::release(MemoryKind kind, size_t bytes) {
   current_[index(kind)] -= bytes;
-}
-
-size_t MemoryLedger::total() const {
-  return std::accumulate(current_.begin(), current_.end(), size_t{0});
 }
 
 Buffer::Buffer(size_t bytes, MemoryKind kind, MemoryLedger& ledger) : kind_(kind) {

@@ -14,7 +14,6 @@ namespace weft::parallel {
 
 enum class MemoryKind { kParameters, kGradients, kOptimizerState, kBuckets, kGathered };
 constexpr size_t kMemoryKinds = 5;
-const char* memoryKindName(MemoryKind kind);
 
 // Bytes held now and at most, by kind.
 class MemoryLedger {
@@ -23,7 +22,6 @@ class MemoryLedger {
   void release(MemoryKind kind, size_t bytes);
   size_t current(MemoryKind kind) const { return current_[index(kind)]; }
   size_t peak(MemoryKind kind) const { return peak_[index(kind)]; }
-  size_t total() const;
 
  private:
   static size_t index(MemoryKind kind) { return static_cast<size_t>(kind); }
