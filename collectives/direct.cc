@@ -195,6 +195,7 @@ void DirectOp::post() {
   char* to = inline_ ? group_->postData(group_->rank(), sequence_) : mine.slots[slot];
   const bool stream = !inline_ && args_.kind == CollKind::kAllReduce && bytes >= kStreamedPostBytes;
   if (bytes > 0) copyOut(to, send_, bytes, stream);
+  countSent(bytes);
   group_->post(sequence_, signature_);
 }
 
@@ -208,16 +209,19 @@ void DirectOp::finish() {
     return inline_ ? group_->postData(r, sequence_) : group_->area(r).slots[slot];
   };
   const size_t block = args_.count * elemSize_;
+  const size_t fromPeers = static_cast<size_t>(n - 1) * block;
   switch (args_.kind) {
     case CollKind::kAllReduce:
     case CollKind::kReduce:
       if (args_.kind == CollKind::kReduce && me != args_.root) break;
+      countReceived(fromPeers);
       reduce_(recv_, slotOfRank(0), slotOfRank(1), args_.count);
       for (int r = 2; r < n; ++r)
         reduce_(recv_, recv_, slotOfRank(r), args_.count);
       break;
     case CollKind::kReduceScatter: {
       const size_t at = static_cast<size_t>(me) * block;
+      countReceived(fromPeers);
       reduce_(recv_, slotOfRank(0) + at, slotOfRank(1) + at, args_.count);
       for (int r = 2; r < n; ++r)
         reduce_(recv_, recv_, slotOfRank(r) + at, args_.count);
@@ -228,9 +232,11 @@ void DirectOp::finish() {
         if (recv_ != send_) memmove(recv_, send_, block);
       } else {
         memcpy(recv_, slotOfRank(args_.root), block);
+        countReceived(block);
       }
       break;
     case CollKind::kAllGather:
+      countReceived(fromPeers);
       for (int r = 0; r < n; ++r) {
         const char* from = r == me ? send_ : slotOfRank(r);
         char* to = recv_ + static_cast<size_t>(r) * block;
@@ -238,6 +244,7 @@ void DirectOp::finish() {
       }
       break;
     case CollKind::kAllToAll:
+      countReceived(fromPeers);
       for (int r = 0; r < n; ++r) {
         const char* from = (r == me ? send_ : slotOfRank(r)) + static_cast<size_t>(me) * block;
         memcpy(recv_ + static_cast<size_t>(r) * block, from, block);

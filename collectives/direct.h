@@ -24,6 +24,7 @@
 #include "collectives/timed_choice.h"
 #include "transports/shm/peer_memory.h"
 #include "transports/slot_area.h"
+#include "transports/traffic.h"
 
 namespace weft {
 
@@ -118,6 +119,8 @@ class DirectGroup {
 // the peer they wait for (every peer until one is known).
 class GroupOp : public Progressable {
  public:
+  // Where the operations count the bytes they write for their peers and read of theirs.
+  void countInto(Traffic* traffic) { traffic_ = traffic; }
   std::vector<int> pendingPeers() const override;
   const std::vector<std::pair<int, bool>>& pendingIo() override;
 
@@ -136,6 +139,14 @@ class GroupOp : public Progressable {
   uint64_t sequence_ = 0;
   uint64_t signature_ = 0;
   int waitingFor_ = -1;  // the peer last found not ready
+  Traffic* traffic_ = nullptr;
+
+  void countSent(size_t bytes) const {
+    if (traffic_ != nullptr) traffic_->sent += bytes;
+  }
+  void countReceived(size_t bytes) const {
+    if (traffic_ != nullptr) traffic_->received += bytes;
+  }
 
  private:
   // The peer waited for, or every peer while none is known; nobody once done. A template, so

@@ -111,10 +111,11 @@ void MappedWork::reduceInto(char* dst, int block, size_t first, size_t count, in
     reduce_(dst, dst, b_.send[(from + k) % n] + at, count);
 }
 
-void MappedWork::run(size_t piece) {
+void MappedWork::run(size_t piece, Traffic* traffic) {
   const int n = args_.nranks;
   const int me = args_.rank;
   const size_t es = elemSize_;
+  const auto peers = static_cast<size_t>(n - 1);
   if (perBlock_ > 0) {  // all_gather, all_to_all: the next peer's block first, this rank's last
     const int p = (me + 1 + static_cast<int>(piece / perBlock_)) % n;
     const size_t first = piece % perBlock_ * perPiece_;
@@ -123,17 +124,21 @@ void MappedWork::run(size_t piece) {
     const size_t from = args_.kind == CollKind::kAllToAll ? static_cast<size_t>(me) * block : 0;
     copy(b_.recv[me] + static_cast<size_t>(p) * block + first * es, b_.send[p] + from + first * es,
          bytes);
+    if (p != me) traffic->received += bytes;
     return;
   }
   const size_t first = first_ + piece * perPiece_;
   const size_t count = std::min(perPiece_, first_ + count_ - first);
   const size_t at = first * es;
+  const size_t bytes = count * es;
+  if (args_.kind != CollKind::kBroadcast) traffic->received += peers * bytes;  // reduceInto
   switch (args_.kind) {
     case CollKind::kAllReduce: {
       char* sum = stream_ ? scratch_.data() : b_.recv[me] + at;
       reduceInto(sum, 0, first, count, me);
       for (int k = stream_ ? 0 : 1; k < n; ++k)
         copy(b_.recv[(me + k) % n] + at, sum, count * es);
+      traffic->sent += peers * bytes;
       return;
     }
     case CollKind::kReduce:
@@ -143,12 +148,14 @@ void MappedWork::run(size_t piece) {
       } else {
         reduceInto(b_.recv[args_.root] + at, 0, first, count, args_.root);
       }
+      if (me != args_.root) traffic->sent += bytes;
       return;
     case CollKind::kReduceScatter:
       reduceInto(b_.recv[me] + at, me, first, count, me);
       return;
     case CollKind::kBroadcast:
       copy(b_.recv[me] + at, b_.send[args_.root] + at, count * es);
+      if (me != args_.root) traffic->received += bytes;
       return;
     default:
       return;

@@ -29,6 +29,7 @@
 #include "src/base/status.h"
 #include "transports/shm/peer_memory.h"
 #include "transports/slot_area.h"
+#include "transports/traffic.h"
 
 namespace weft {
 
@@ -76,7 +77,8 @@ class MappedWork {
   // `stream`: outputs are copied with non-temporal stores.
   void start(const CollArgs& args, size_t elemSize, ReduceFn reduce, bool stream);
   size_t pieces() const { return pieces_; }
-  void run(size_t piece);
+  // Adds the bytes it read of the peers' buffers and wrote into theirs to *traffic.
+  void run(size_t piece, Traffic* traffic);
 
  private:
   // Reduces elements [first, first + count) of every input's block `block` into dst, starting

@@ -151,6 +151,7 @@ void StagedOp::stage(size_t i) {
   const char* from = send_ + firstOf(i) * elemSize_;
   if (combining_ == Combining::kEveryWhole) {
     copyOut(to, from, bytes, streamStage_);
+    countSent(bytes);
     return;
   }
   if (combines()) {
@@ -160,6 +161,7 @@ void StagedOp::stage(size_t i) {
     const size_t end = at + count * elemSize_;
     copyOut(to, from, at, streamStage_);
     copyOut(to + end, from + end, bytes - end, streamStage_);
+    countSent(bytes - (end - at));
     return;
   }
   if (!perBlock()) {
@@ -167,6 +169,7 @@ void StagedOp::stage(size_t i) {
     // while it is in cache, instead of back out of the staging area in the drain.
     if (args_.kind == CollKind::kBroadcast && me != args_.root) return;
     copyOut(to, from, bytes, streamStage_);
+    countSent(bytes);
     const size_t block = args_.kind == CollKind::kAllGather ? static_cast<size_t>(me) : 0;
     char* own = recv_ + (block * args_.count + firstOf(i)) * elemSize_;
     if (own != from) copyOut(own, from, bytes, streamOut_);
@@ -179,6 +182,7 @@ void StagedOp::stage(size_t i) {
     copyOut(to + static_cast<size_t>(b) * blockStride_,
             send_ + static_cast<size_t>(b) * blockBytes + firstOf(i) * elemSize_, bytes,
             streamStage_);
+    countSent(bytes);
   }
 }
 
@@ -245,6 +249,8 @@ void StagedOp::combine(size_t i) {
     if (acc != own) memcpy(acc, own, count * elemSize_);
     return;
   }
+  countReceived(static_cast<size_t>(n - 1) * count * elemSize_);
+  if (!combinesIntoOutput()) countSent(count * elemSize_);
   // Ranks that combine whole chunks must all get the same bits, NaN payloads included, so they
   // run the same loop of reducePlain on the same bytes in rank order. Each reads its own part
   // from its input: twice as fast as from its staging area, which its peer reads at the same time
@@ -289,10 +295,14 @@ void StagedOp::drain(size_t i) {
         if (part == 0 || (r == me && combinesIntoOutput())) continue;
         copyOut(recv_ + offset + first * elemSize_, stagingOf(r, i) + first * elemSize_,
                 part * elemSize_, streamOut_);
+        if (r != me) countReceived(part * elemSize_);
       }
       return;
     case CollKind::kBroadcast:
-      if (me != args_.root) copyOut(recv_ + offset, stagingOf(args_.root, i), bytes, streamOut_);
+      if (me != args_.root) {
+        copyOut(recv_ + offset, stagingOf(args_.root, i), bytes, streamOut_);
+        countReceived(bytes);
+      }
       return;
     case CollKind::kAllGather: {
       const size_t blockBytes = args_.count * elemSize_;
@@ -301,12 +311,14 @@ void StagedOp::drain(size_t i) {
           copyOut(recv_ + static_cast<size_t>(r) * blockBytes + offset, stagingOf(r, i), bytes,
                   streamOut_);
       }
+      countReceived(static_cast<size_t>(n - 1) * bytes);
       return;
     }
     case CollKind::kReduceScatter: {
       const size_t mine = static_cast<size_t>(me) * blockStride_;
       const char* own = send_ + static_cast<size_t>(me) * args_.count * elemSize_ + offset;
       const char* acc = own;
+      countReceived(static_cast<size_t>(n - 1) * bytes);
       for (int k = 1; k < n; ++k) {
         reduce_(recv_ + offset, acc, stagingOf((me + k) % n, i) + mine, count);
         acc = recv_ + offset;
@@ -317,6 +329,7 @@ void StagedOp::drain(size_t i) {
     case CollKind::kAllToAll: {
       const size_t blockBytes = args_.count * elemSize_;
       const size_t mine = static_cast<size_t>(me) * blockStride_;
+      countReceived(static_cast<size_t>(n - 1) * bytes);
       for (int r = 0; r < n; ++r) {
         char* to = recv_ + static_cast<size_t>(r) * blockBytes + offset;
         const char* from = r == me ? send_ + static_cast<size_t>(me) * blockBytes + offset
@@ -460,9 +473,10 @@ Status StagedOp::decide(bool* progressed) {
 // A few pieces at a time, so the caller's thread can look at other work in between.
 void StagedOp::runMapped(bool* progressed) {
   constexpr size_t kPiecesPerPass = 32;
+  Traffic ignored;
   const size_t end = std::min(work_.pieces(), nextPiece_ + kPiecesPerPass);
   for (; nextPiece_ < end; ++nextPiece_)
-    work_.run(nextPiece_);
+    work_.run(nextPiece_, traffic_ != nullptr ? traffic_ : &ignored);
   *progressed = true;
   if (nextPiece_ < work_.pieces()) return;
   finishShare();
@@ -474,6 +488,9 @@ Status StagedOp::runSingleCopy() {
   for (int r = 0; r < group_->nranks(); ++r)
     inputs[r] = postOf(r).singleCopyInput;
   WEFT_RETURN_IF_ERROR(readSingleCopy(*group_, args_, send_, recv_, elemSize_, inputs));
+  for (int r = 0; r < group_->nranks(); ++r) {
+    if (singleCopyReads(args_, group_->rank(), r)) countReceived(args_.count * elemSize_);
+  }
   singleCopied_ = true;
   finishShare();
   return okStatus();

@@ -18,6 +18,7 @@ Status Channel::progressSend(OutgoingMessage& m, bool* done, size_t budget) {
   const size_t before = m.headerSent + m.sent;
   Status s = sendSome(m, done, budget);
   bytesSent_ += m.headerSent + m.sent - before;
+  if (*done && traffic_ != nullptr) traffic_->sent += m.bytes;
   return s;
 }
 
@@ -31,6 +32,7 @@ Status Channel::progressRecv(IncomingMessage& m, bool* done) {
   const size_t before = m.headerReceived + m.received;
   Status s = receiveSome(m, done);
   bytesReceived_ += m.headerReceived + m.received - before;
+  if (*done && traffic_ != nullptr) traffic_->received += m.bytes;
   return s;
 }
 

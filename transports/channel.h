@@ -9,6 +9,7 @@
 
 #include "src/base/status.h"
 #include "transports/link.h"
+#include "transports/traffic.h"
 
 namespace weft {
 
@@ -59,8 +60,9 @@ struct IncomingMessage {
 class Channel {
  public:
   Channel() = default;
-  Channel(Link* link, uint64_t commTag, int rank, int peer)
-      : link_(link), commTag_(commTag), rank_(rank), peer_(peer) {}
+  // Completed messages' payloads are added to *traffic (when not null).
+  Channel(Link* link, uint64_t commTag, int rank, int peer, Traffic* traffic = nullptr)
+      : link_(link), commTag_(commTag), rank_(rank), peer_(peer), traffic_(traffic) {}
 
   // Move what can be moved now; *done once the whole message is through.
   // A send writes at most `budget` bytes past its header (which goes regardless).
@@ -88,6 +90,7 @@ class Channel {
   uint64_t commTag_ = 0;
   int rank_ = -1;
   int peer_ = -1;
+  Traffic* traffic_ = nullptr;
   uint64_t sendSequence_ = 0;
   uint64_t recvSequence_ = 0;
   uint64_t bytesSent_ = 0;

@@ -102,6 +102,35 @@ typedef struct {
 
 #define WEFT_SPLIT_NOCOLOR (-1)
 
+/* Traffic statistics of a communicator (weftCommGetStats), by kind of call. */
+typedef enum WEFT_ENUM_BASE {
+  weftStatsBroadcast = 0,
+  weftStatsReduce = 1,
+  weftStatsAllReduce = 2,
+  weftStatsReduceScatter = 3,
+  weftStatsAllGather = 4,
+  weftStatsAllToAll = 5, /* weftAllToAll and weftAllToAllv */
+  weftStatsBarrier = 6,
+  weftStatsSend = 7,
+  weftStatsRecv = 8, /* weftRecv and weftRecvAnySource */
+  weftNumStatsKinds = 9
+} weftStatsKind_t;
+
+typedef struct {
+  uint64_t calls;         /* calls completed */
+  uint64_t bytes;         /* their sizes: the larger of each call's send and receive buffers */
+  uint64_t bytesSent;     /* payload this rank sent its peers for them: messages, bytes it wrote
+                             into shared memory for them to read, and into their buffers */
+  uint64_t bytesReceived; /* payload it got from its peers: messages, and bytes it read of their
+                             shared memory or buffers */
+} weftCallStats_t;
+
+typedef struct {
+  size_t size; /* sizeof(weftCommStats_t): set by the caller */
+  weftCallStats_t byKind[weftNumStatsKinds];
+  weftCallStats_t total;
+} weftCommStats_t;
+
 /* The library hides every symbol but these declarations, its API. */
 #if defined(__GNUC__)
 #pragma GCC visibility push(default)
@@ -126,6 +155,10 @@ weftResult_t weftCommAbort(weftComm_t comm);
 weftResult_t weftCommCount(const weftComm_t comm, int* count);
 weftResult_t weftCommUserRank(const weftComm_t comm, int* rank);
 weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError);
+/* Calls and bytes since the communicator was created or weftCommResetStats, this rank's: each
+ * call is counted when it completes (on a stream, once it ran). Safe from any thread. */
+weftResult_t weftCommGetStats(weftComm_t comm, weftCommStats_t* stats);
+weftResult_t weftCommResetStats(weftComm_t comm);
 
 const char* weftGetErrorString(weftResult_t result);
 /* The message of the last failed call on this thread (comm may be NULL): on comm when given.

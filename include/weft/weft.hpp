@@ -230,6 +230,14 @@ class Comm {
     check(weftCommGetAsyncError(comm_, &r), comm_);
     return r;
   }
+  // Calls and traffic so far (weftCommGetStats), and a fresh count.
+  weftCommStats_t stats() const {
+    weftCommStats_t s{};
+    s.size = sizeof(s);
+    check(weftCommGetStats(comm_, &s), comm_);
+    return s;
+  }
+  void resetStats() { check(weftCommResetStats(comm_), comm_); }
 
   template <typename T>
   void allReduce(std::span<const T> send, std::span<T> recv, weftRedOp_t op = weftSum,

@@ -304,4 +304,28 @@ weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError) {
   return weftSuccess;
 }
 
+weftResult_t weftCommGetStats(weftComm_t comm, weftCommStats_t* stats) {
+  Communicator* c = nullptr;
+  Status s = weft::lookupCommAnyState(comm, &c);
+  if (s.ok() && stats == nullptr) s = Status(weftInvalidArgument, "stats is NULL");
+  if (s.ok() && stats->size != sizeof(weftCommStats_t)) {
+    s = weft::errorf(
+        weftInvalidArgument,
+        "stats->size is %zu, not sizeof(weftCommStats_t) (%zu): set it before the call, "
+        "and build against this version's weft.h",
+        stats->size, sizeof(weftCommStats_t));
+  }
+  if (!s.ok()) return report(s.withContext("weftCommGetStats"));
+  c->stats().read(stats);
+  return weftSuccess;
+}
+
+weftResult_t weftCommResetStats(weftComm_t comm) {
+  Communicator* c = nullptr;
+  Status s = weft::lookupCommAnyState(comm, &c);
+  if (!s.ok()) return report(s.withContext("weftCommResetStats"));
+  c->stats().reset();
+  return weftSuccess;
+}
+
 }  // extern "C"

@@ -58,7 +58,10 @@ Status chooseLocalAddress(const SockAddr& root, SockAddr* out) {
 }  // namespace
 
 Communicator::Communicator(int rank, int nranks, CommConfig config)
-    : rank_(rank), nranks_(nranks), config_(std::move(config)) {}
+    : rank_(rank), nranks_(nranks), config_(std::move(config)) {
+  directOp_.countInto(stats_.current());
+  stagedOp_.countInto(stats_.current());
+}
 
 Communicator::~Communicator() {
   if (initThread_.joinable()) initThread_.join();
@@ -88,6 +91,7 @@ Status Communicator::connect(const UniqueIdData& id) {
     if (bootstrap_) bootstrap_->shutdown();  // neighbours waiting on us give up at once
     return s;
   }
+  stats_.discardCurrent();
   state_.store(State::kReady);
   return okStatus();
 }
@@ -184,7 +188,7 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   channelPtrs_.assign(static_cast<size_t>(nranks_), nullptr);
   for (int r = 0; r < nranks_; ++r) {
     if (!links_[r]) continue;
-    channels_[r] = Channel(links_[r].get(), id.commTag, rank_, r);
+    channels_[r] = Channel(links_[r].get(), id.commTag, rank_, r, stats_.current());
     channelPtrs_[r] = &channels_[r];
   }
   linkModel_ = anyNet ? kTcpModel : kShmModel;

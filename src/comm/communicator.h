@@ -22,6 +22,7 @@
 #include "src/base/status.h"
 #include "src/bootstrap/bootstrap.h"
 #include "src/comm/config.h"
+#include "src/comm/traffic_stats.h"
 #include "transports/channel.h"
 
 namespace weft {
@@ -96,6 +97,8 @@ class Communicator {
   // Waits until every operation issued so far has run.
   Status drain();
   uint64_t nextSequence() { return sequence_++; }
+  // Completed calls and their traffic (weftCommGetStats); src/enqueue/count.h files them.
+  TrafficStats& stats() { return stats_; }
 
   // Errors. The first one sticks: the communicator is unusable afterwards, and its links are
   // closed so the peers find out at once instead of at their timeout.
@@ -128,6 +131,7 @@ class Communicator {
   const int rank_;
   const int nranks_;
   const CommConfig config_;
+  TrafficStats stats_;  // before the channels and operations that count into it
   std::unique_ptr<Bootstrap> bootstrap_;
   std::vector<std::unique_ptr<Link>> links_;  // by rank; null for self
   std::vector<Channel> channels_;

@@ -6,6 +6,7 @@
 #include "src/base/log.h"
 #include "src/base/wait.h"
 #include "src/comm/communicator.h"
+#include "src/enqueue/count.h"
 #include "src/enqueue/plan.h"
 #include "transports/link.h"
 #include "transports/link_wait.h"
@@ -70,6 +71,15 @@ Status checkPendingPeers(Active& a) {
   WEFT_RETURN_IF_ERROR(op.progress(&progressed));
   if (progressed) a.moved = true;
   return comm.checkPeers(op.pendingPeers());
+}
+
+// Files the phase that just finished in the communicator's statistics.
+void countFinished(const Active& a) {
+  if (a.phase.label.pointToPoint) {
+    countPointToPoint(*a.work->comm, a.work->p2p);
+  } else {
+    countCollective(*a.work->comm, a.collectives[a.nextCollective - 1]);
+  }
 }
 
 // Checks made only while idle: abort, dead peers, and the timeout.
@@ -183,6 +193,7 @@ class Runner {
       }
       if (a.phase.runnable->done()) {
         a.phase.finish();
+        countFinished(a);
         a.running = false;
         progressed = true;
       }
@@ -249,6 +260,8 @@ bool spinDirect(Communicator& comm, const Op& op, uint64_t sequence, Status* res
       if (!s.ok()) {
         setLogRank(comm.rank());
         s = failComm(comm, directLabel(op, sequence).describe(), s);
+      } else {
+        countCollective(comm, op);
       }
       comm.endTurn();
       *result = s;

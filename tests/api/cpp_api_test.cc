@@ -50,6 +50,11 @@ TEST(CppApi, CollectivesOverSpans) {
     stream.synchronize();
     EXPECT_TRUE(stream.done());
     EXPECT_EQ(s[0], 3);
+    const weftCommStats_t stats = comm.stats();
+    EXPECT_EQ(stats.byKind[weftStatsAllReduce].calls, 2u);
+    EXPECT_EQ(stats.byKind[weftStatsAllReduce].bytes, 10 * 8u + 3 * 4u);
+    comm.resetStats();
+    EXPECT_EQ(comm.stats().total.calls, 0u);
 
     weft::Comm sub = comm.split(r == 2 ? WEFT_SPLIT_NOCOLOR : 0, r);
     EXPECT_EQ(static_cast<bool>(sub), r != 2);
