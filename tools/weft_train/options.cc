@@ -1,0 +1,54 @@
+#include "tools/weft_train/options.h"
+
+#include <CLI/CLI.hpp>
+
+namespace weft_train {
+
+bool parseOptions(int argc, char** argv, Options* out, int* exitCode) {
+  Options o;
+  CLI::App app(
+      "Trains a character-level language model on a text with Weft's training layer: plain data "
+      "parallelism or ZeRO stage 1-3, over the ranks weftCommInitFromEnv finds (run it under "
+      "weft-run, mpirun, srun or torchrun). Rank 0 prints one line per step.",
+      "weft-train");
+  app.add_option("--text", o.text, "Text file to learn from")->capture_default_str();
+  app.add_option("--zero", o.zero, "0: data parallelism (DDP-like), 1-3: ZeRO stage")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
+  app.add_option("--steps", o.steps, "Optimizer steps")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--batch", o.batch, "Global batch (examples per step, split over the ranks)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "Seed of the initial parameters and the batches")
+      ->capture_default_str();
+  app.add_option("--bucket-bytes", o.bucketBytes, "Gradient bucket size cap in bytes")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--lr", o.lr, "Adam's learning rate")->capture_default_str();
+  app.add_option("--context", o.shape.context, "Characters the model sees per prediction")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--embed", o.shape.embed, "Features per character")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--hidden", o.shape.hidden, "Width of each block's MLP")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--blocks", o.shape.blocks, "Residual MLP blocks")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--dump", o.dump, "Rank 0 writes the final parameters here (float32, in order)");
+  app.add_flag("--quiet", o.quiet, "Print only the last step's line");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    *exitCode = app.exit(e);
+    return false;
+  }
+  *out = o;
+  return true;
+}
+
+}  // namespace weft_train

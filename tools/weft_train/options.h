@@ -1,0 +1,27 @@
+// weft-train's command line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tools/weft_train/model.h"
+
+namespace weft_train {
+
+struct Options {
+  std::string text = "/usr/share/common-licenses/GPL-3";  // Debian's base-files ships it
+  int zero = 0;  // 0: plain data parallelism; 1-3: ZeRO stage
+  int steps = 200;
+  int batch = 96;  // global: the ranks split it
+  uint64_t seed = 1;
+  size_t bucketBytes = 1 << 20;
+  float lr = 3e-3f;
+  ModelShape shape{0, 16, 16, 512, 2};  // vocab comes from the text
+  std::string dump;                     // where rank 0 writes the final parameters
+  bool quiet = false;                   // of the step lines, the last one only
+};
+
+// Parses argv; on --help or an error, prints and returns false with *exitCode set.
+bool parseOptions(int argc, char** argv, Options* out, int* exitCode);
+
+}  // namespace weft_train
