@@ -42,7 +42,8 @@ Zero::Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes
       params_((stage == 3 ? layout_.total / nranks_ : layout_.total) * sizeof(float),
               MemoryKind::kParameters, ledger),
       grads_(stage == 1 ? layout_.total * sizeof(float) : 0, MemoryKind::kGradients, ledger),
-      gradShard_(layout_.total / nranks_ * sizeof(float), MemoryKind::kGradients, ledger),
+      gradShard_(stage == 1 ? 0 : layout_.total / nranks_ * sizeof(float), MemoryKind::kGradients,
+                 ledger),
       moments_(2 * layout_.total / nranks_ * sizeof(float), MemoryKind::kOptimizerState, ledger),
       slotOf_(layout_.buckets.size(), SIZE_MAX),
       reduced_(layout_.buckets.size(), false) {
@@ -199,8 +200,8 @@ void Zero::startBucket(size_t b) {
     stream = slots_[slotOf_[b]]->stream.get();
     reduced_[b] = true;
   }
-  check(weftReduceScatter(grads, at(gradShard_, sliceInShard(b)), sliceLength(b), weftFloat32,
-                          weftAvg, comm_.get(), stream),
+  check(weftReduceScatter(grads, averagedSlice(b), sliceLength(b), weftFloat32, weftAvg,
+                          comm_.get(), stream),
         comm_.get());
 }
 
@@ -245,7 +246,7 @@ void Zero::step() {
   const size_t shard = layout_.total / nranks_;
   for (size_t b = 0; b < layout_.buckets.size(); ++b) {
     const size_t len = sliceLength(b), s = sliceInShard(b);
-    adamStep(adam_, steps_, {at(params_, ownSlice(b)), len}, {at(gradShard_, s), len},
+    adamStep(adam_, steps_, {at(params_, ownSlice(b)), len}, {averagedSlice(b), len},
              {at(moments_, s), len}, {at(moments_, shard + s), len});
   }
   if (stage_ == 3) return;  // the units are gathered when next used

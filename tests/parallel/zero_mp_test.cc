@@ -119,8 +119,8 @@ TEST_P(ZeroStages, MatchesOneProcessAndPlainDataParallelism) {
         expectClose(x[p][i], want[p][i], "data parallel " + where);
       }
     }
-    // Parameters whole; a 1/N slice of Adam's two moments and of the averaged gradients;
-    // ZeRO-1 keeps all gradients too, ZeRO-2 two bucket buffers instead.
+    // Parameters whole; a 1/N slice of Adam's two moments; ZeRO-1 keeps all gradients (the
+    // averaged slice lands in place), ZeRO-2 a 1/N slice of them and two bucket buffers.
     const size_t total = zero.layout().total, n = static_cast<size_t>(nranks);
     EXPECT_EQ(total % n, 0u);
     EXPECT_EQ(zeroMemory.current(MemoryKind::kParameters), 4 * total);
@@ -129,7 +129,7 @@ TEST_P(ZeroStages, MatchesOneProcessAndPlainDataParallelism) {
     for (const auto& b : zero.layout().buckets)
       largest = std::max(largest, b.elements);
     if (stage == 1) {
-      EXPECT_EQ(zeroMemory.current(MemoryKind::kGradients), 4 * total + 4 * total / n);
+      EXPECT_EQ(zeroMemory.current(MemoryKind::kGradients), 4 * total);
       EXPECT_EQ(zeroMemory.current(MemoryKind::kBuckets), 0u);
     } else {
       EXPECT_EQ(zeroMemory.current(MemoryKind::kGradients), 4 * total / n);

@@ -90,6 +90,12 @@ class Zero {
   // Where this rank's slice of bucket b lives in params_: the flat buffer's slice, or under
   // stage 3 the shard's.
   size_t ownSlice(size_t b) const { return stage_ == 3 ? sliceInShard(b) : sliceInFlat(b); }
+  // Where bucket b's reduce-scatter leaves this rank's averaged slice: under stage 1 in place,
+  // in the full gradients (the slice a reduce-scatter's input holds of its output), else in the
+  // gradient shard.
+  float* averagedSlice(size_t b) const {
+    return stage_ == 1 ? at(grads_, sliceInFlat(b)) : at(gradShard_, sliceInShard(b));
+  }
   void startGather(size_t unit);
   // Waits for unit `unit`'s gather if one was started, and frees what it gathered.
   void dropGathered(size_t unit);
@@ -121,7 +127,7 @@ class Zero {
   MemoryLedger& ledger_;
   Buffer params_;                             // all of them
   Buffer grads_;                              // stage 1: all of them
-  Buffer gradShard_;                          // this rank's slices, averaged
+  Buffer gradShard_;                          // stages 2-3: this rank's slices, averaged
   Buffer moments_;                            // Adam's m then v, for this rank's slices
   Stream stream_;                             // stage 1's reduce-scatters, and the gathers
   std::vector<std::unique_ptr<Slot>> slots_;  // stage 2
