@@ -6,22 +6,25 @@
 
 #include "agree.h"  // the layer sees only include/ and itself
 #include "errors.h"
+#include "weft/float16.hpp"
 
 namespace weft::parallel {
 namespace {
 
 constexpr const char* kWho = "zero";
 
-// The layout, after the ranks agree on it and on the stage (agree.h).
+// The layout, after the ranks agree on it, on the stage and on the type (agree.h).
 BucketLayout checkedLayout(Comm& comm, int stage, const std::vector<size_t>& counts,
-                           size_t capBytes, const std::vector<size_t>& unitOf) {
+                           size_t capBytes, const std::vector<size_t>& unitOf,
+                           const PrecisionConfig& precision) {
   return withContext(kWho, [&] {
     BucketLayout layout =
-        agreedLayout(comm, counts, weftFloat32, capBytes, static_cast<size_t>(comm.size()), unitOf,
-                     {static_cast<size_t>(stage)});
+        agreedLayout(comm, counts, precision.type, capBytes, static_cast<size_t>(comm.size()),
+                     unitOf, {static_cast<size_t>(stage), static_cast<size_t>(precision.type)});
     if (stage < 1 || stage > 3) {
       throw Error(weftInvalidArgument, "stage " + std::to_string(stage) + " is not 1, 2 or 3");
     }
+    checkPrecision(precision);
     return layout;
   });
 }
@@ -29,20 +32,27 @@ BucketLayout checkedLayout(Comm& comm, int stage, const std::vector<size_t>& cou
 }  // namespace
 
 Zero::Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes,
-           const AdamConfig& adam, MemoryLedger& ledger, const std::vector<size_t>& unitOf)
+           const AdamConfig& adam, MemoryLedger& ledger, const std::vector<size_t>& unitOf,
+           const PrecisionConfig& precision)
     : comm_(comm),
       stage_(stage),
       rank_(static_cast<size_t>(comm.rank())),
       nranks_(static_cast<size_t>(comm.size())),
       counts_(std::move(counts)),
       adam_(adam),
-      layout_(checkedLayout(comm, stage, counts_, bucketBytes, unitOf)),
+      precision_(precision),
+      type_(precision.type),
+      elemSize_(sizeOf(precision.type)),
+      scaler_(precision),
+      layout_(checkedLayout(comm, stage, counts_, bucketBytes, unitOf, precision)),
       readiness_(layout_),
       ledger_(ledger),
-      params_((stage == 3 ? layout_.total / nranks_ : layout_.total) * sizeof(float),
+      params_((stage == 3 ? layout_.total / nranks_ : layout_.total) * elemSize_,
               MemoryKind::kParameters, ledger),
-      grads_(stage == 1 ? layout_.total * sizeof(float) : 0, MemoryKind::kGradients, ledger),
-      gradShard_(stage == 1 ? 0 : layout_.total / nranks_ * sizeof(float), MemoryKind::kGradients,
+      master_(type_ == weftFloat32 ? 0 : layout_.total / nranks_ * sizeof(float),
+              MemoryKind::kOptimizerState, ledger),
+      grads_(stage == 1 ? layout_.total * elemSize_ : 0, MemoryKind::kGradients, ledger),
+      gradShard_(stage == 1 ? 0 : layout_.total / nranks_ * elemSize_, MemoryKind::kGradients,
                  ledger),
       moments_(2 * layout_.total / nranks_ * sizeof(float), MemoryKind::kOptimizerState, ledger),
       slotOf_(layout_.buckets.size(), SIZE_MAX),
@@ -72,16 +82,24 @@ void Zero::checkParam(size_t param) const {
   }
 }
 
-std::span<float> Zero::param(size_t param) {
+void Zero::checkType(weftDataType_t type) const {
+  if (type != type_) {
+    fail(weftInvalidArgument, kWho,
+         "parameters and gradients are of type " + std::to_string(static_cast<int>(type_)) +
+             ", not " + std::to_string(static_cast<int>(type)) + " (PrecisionConfig::type)");
+  }
+}
+
+void* Zero::paramData(size_t param) {
   checkParam(param);
-  if (stage_ < 3) return {at(params_, layout_.offsets[param]), counts_[param]};
+  if (stage_ < 3) return typedAt(params_, layout_.offsets[param]);
   const size_t u = layout_.unitOf[param];
   if (!gathered_[u].ready) {
     fail(weftInvalidUsage, kWho,
          "parameter " + std::to_string(param) + " is in unit " + std::to_string(u) +
              ", which is not gathered: call gather(" + std::to_string(u) + ") first");
   }
-  return {at(gathered_[u].buffer, layout_.offsets[param] - unitFirst_[u]), counts_[param]};
+  return typedAt(gathered_[u].buffer, layout_.offsets[param] - unitFirst_[u]);
 }
 
 void Zero::setParam(size_t param, std::span<const float> values) {
@@ -93,16 +111,21 @@ void Zero::setParam(size_t param, std::span<const float> values) {
   }
   const size_t first = layout_.offsets[param];
   if (stage_ < 3) {
-    std::copy(values.begin(), values.end(), at(params_, first));
-    return;
+    for (size_t x = 0; x < values.size(); ++x)
+      storeFloat(values[x], type_, typedAt(params_, first + x));
+  } else {
+    dropGathered(layout_.unitOf[param]);  // its gathered copy would be stale
   }
-  dropGathered(layout_.unitOf[param]);  // its gathered copy would be stale
-  // The part of the parameter that falls in this rank's slice of its bucket.
+  // The part of the parameter that falls in this rank's slice of its bucket, which stage 3
+  // keeps, and master weights keep in float32.
   const size_t b = layout_.bucketOf[param];
   const size_t sliceFirst = sliceInFlat(b), sliceEnd = sliceFirst + sliceLength(b);
   const size_t from = std::max(first, sliceFirst), to = std::min(first + values.size(), sliceEnd);
-  for (size_t x = from; x < to; ++x)
-    *at(params_, sliceInShard(b) + (x - sliceFirst)) = values[x - first];
+  for (size_t x = from; x < to; ++x) {
+    const size_t inShard = sliceInShard(b) + (x - sliceFirst);
+    if (stage_ == 3) storeFloat(values[x - first], type_, typedAt(params_, inShard));
+    if (type_ != weftFloat32) *at(master_, inShard) = values[x - first];
+  }
 }
 
 void Zero::gather(size_t unit, size_t prefetch) {
@@ -119,13 +142,13 @@ void Zero::gather(size_t unit, size_t prefetch) {
 
 void Zero::startGather(size_t unit) {
   Gathered& g = gathered_[unit];
-  g.buffer = Buffer(unitElements_[unit] * sizeof(float), MemoryKind::kGathered, ledger_);
+  g.buffer = Buffer(unitElements_[unit] * elemSize_, MemoryKind::kGathered, ledger_);
   g.started = true;  // before the calls: a failure half way leaves gathers to wait for
   for (size_t b = 0; b < layout_.buckets.size(); ++b) {
     if (layout_.buckets[b].unit != unit) continue;
-    check(weftAllGather(at(params_, sliceInShard(b)),
-                        at(g.buffer, layout_.buckets[b].first - unitFirst_[unit]), sliceLength(b),
-                        weftFloat32, comm_.get(), gatherStream(unit).get()),
+    check(weftAllGather(typedAt(params_, sliceInShard(b)),
+                        typedAt(g.buffer, layout_.buckets[b].first - unitFirst_[unit]),
+                        sliceLength(b), type_, comm_.get(), gatherStream(unit).get()),
           comm_.get());
   }
 }
@@ -148,21 +171,21 @@ void Zero::dropGathered(size_t unit) {
   check(waited, comm_.get());
 }
 
-std::span<float> Zero::grad(size_t param) {
+void* Zero::gradData(size_t param) {
   checkParam(param);
   const size_t b = layout_.bucketOf[param];
-  return {bucketGrads(b) + (layout_.offsets[param] - layout_.buckets[b].first), counts_[param]};
+  return bucketGrads(b) + (layout_.offsets[param] - layout_.buckets[b].first) * elemSize_;
 }
 
-float* Zero::bucketGrads(size_t b) {
-  if (stage_ == 1) return at(grads_, layout_.buckets[b].first);
+char* Zero::bucketGrads(size_t b) {
+  if (stage_ == 1) return typedAt(grads_, layout_.buckets[b].first);
   if (reduced_[b]) {
     fail(weftInvalidUsage, kWho,
          "a gradient of bucket " + std::to_string(b) +
              " was asked for after the bucket was reduced in this step");
   }
   if (slotOf_[b] == SIZE_MAX) slotOf_[b] = takeSlot(b);
-  return slots_[slotOf_[b]]->buffer.as<float>().data();
+  return static_cast<char*>(slots_[slotOf_[b]]->buffer.data());
 }
 
 // A free bucket buffer; else a new one while there are fewer than two (so that one bucket's
@@ -183,25 +206,25 @@ size_t Zero::takeSlot(size_t b) {
   }
   if (pick == SIZE_MAX) {
     auto slot = std::make_unique<Slot>();
-    slot->buffer = Buffer(largestBucket_ * sizeof(float), MemoryKind::kBuckets, ledger_);
+    slot->buffer = Buffer(largestBucket_ * elemSize_, MemoryKind::kBuckets, ledger_);
     slots_.push_back(std::move(slot));
     pick = slots_.size() - 1;
   }
   Slot& slot = *slots_[pick];
   slot.bucket = b;
-  std::memset(slot.buffer.data(), 0, layout_.buckets[b].elements * sizeof(float));
+  std::memset(slot.buffer.data(), 0, layout_.buckets[b].elements * elemSize_);
   return pick;
 }
 
 void Zero::startBucket(size_t b) {
-  float* grads = bucketGrads(b);
+  char* grads = bucketGrads(b);
   weftStream_t stream = stream_.get();
   if (stage_ > 1) {
     stream = slots_[slotOf_[b]]->stream.get();
     reduced_[b] = true;
   }
-  check(weftReduceScatter(grads, averagedSlice(b), sliceLength(b), weftFloat32, weftAvg,
-                          comm_.get(), stream),
+  check(weftReduceScatter(grads, averagedSlice(b), sliceLength(b), type_, weftAvg, comm_.get(),
+                          stream),
         comm_.get());
 }
 
@@ -222,9 +245,14 @@ void Zero::broadcastParameters(int root) {
     fail(weftInvalidUsage, kWho,
          "stage 3 keeps slices of the parameters: set them with setParam()");
   }
-  check(weftBroadcast(params_.data(), params_.data(), layout_.total, weftFloat32, root, comm_.get(),
+  check(weftBroadcast(params_.data(), params_.data(), layout_.total, type_, root, comm_.get(),
                       nullptr),
         comm_.get());
+  if (type_ == weftFloat32) return;
+  for (size_t b = 0; b < layout_.buckets.size(); ++b) {  // the master weights follow
+    for (size_t i = 0; i < sliceLength(b); ++i)
+      *at(master_, sliceInShard(b) + i) = loadFloat(type_, typedAt(params_, sliceInFlat(b) + i));
+  }
 }
 
 void Zero::markReady(size_t param) {
@@ -232,7 +260,19 @@ void Zero::markReady(size_t param) {
     startBucket(b);
 }
 
-void Zero::step() {
+bool Zero::checkOverflow(float* factor) {
+  GradientCheck local;
+  const float unscale = 1.0f / scaler_.scale();
+  for (size_t b = 0; b < layout_.buckets.size(); ++b)
+    checkGradients(averagedSlice(b), type_, sliceLength(b), unscale, &local);
+  const GradientCheck global = globalCheck(comm_, local);
+  const bool overflow = global.nonFinite > 0;
+  scaler_.update(overflow);
+  *factor = unscale * clipFactor(global, precision_.maxGradNorm);
+  return overflow;
+}
+
+bool Zero::step() {
   const std::string missing = readiness_.endStep();  // the next step starts whole either way
   check(waitForBuckets(), comm_.get());
   for (size_t u = 0; u < gathered_.size(); ++u)
@@ -242,20 +282,29 @@ void Zero::step() {
          "step() before the gradients of parameters " + missing +
              " were marked ready (their buckets were not reduced)");
   }
+  // Float32 without clipping neither scales nor checks: no all-reduce.
+  float factor = 1.0f;
+  if ((type_ != weftFloat32 || precision_.maxGradNorm > 0) && checkOverflow(&factor)) {
+    ++skipped_;
+    return false;
+  }
   ++steps_;
   const size_t shard = layout_.total / nranks_;
   for (size_t b = 0; b < layout_.buckets.size(); ++b) {
     const size_t len = sliceLength(b), s = sliceInShard(b);
-    adamStep(adam_, steps_, {at(params_, ownSlice(b)), len}, {averagedSlice(b), len},
-             {at(moments_, s), len}, {at(moments_, shard + s), len});
+    adamStepMixed(adam_, steps_, {masterSlice(b), len}, averagedSlice(b), type_, factor,
+                  {at(moments_, s), len}, {at(moments_, shard + s), len},
+                  typedAt(params_, ownSlice(b)));
   }
-  if (stage_ == 3) return;  // the units are gathered when next used
+  if (stage_ == 3) return true;  // the units are gathered when next used
   for (size_t b = 0; b < layout_.buckets.size(); ++b) {
-    check(weftAllGather(at(params_, sliceInFlat(b)), at(params_, layout_.buckets[b].first),
-                        sliceLength(b), weftFloat32, comm_.get(), stream_.get()),
-          comm_.get());
+    check(
+        weftAllGather(typedAt(params_, sliceInFlat(b)), typedAt(params_, layout_.buckets[b].first),
+                      sliceLength(b), type_, comm_.get(), stream_.get()),
+        comm_.get());
   }
   check(weftStreamSynchronize(stream_.get()), comm_.get());
+  return true;
 }
 
 }  // namespace weft::parallel

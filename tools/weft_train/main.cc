@@ -1,17 +1,18 @@
 // weft-train: trains weft-train's model (model.h) on a text over Weft's training layer and
 // reports, per step, the loss, the step's time, the bytes this rank sent and received for it
-// (weftCommGetStats) and the memory it holds by kind.
+// (weftCommGetStats) and the memory it holds by kind; with --overlap, how a step's time compares
+// with its compute and its communication measured apart.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <numeric>
 #include <string>
 #include <vector>
 
-#include "tools/weft_train/model.h"
 #include "tools/weft_train/options.h"
-#include "tools/weft_train/strategy.h"
-#include "tools/weft_train/text_data.h"
+#include "tools/weft_train/trainer.h"
 #include "weft/weft.hpp"
 
 namespace weft_train {
@@ -39,79 +40,95 @@ void writeParameters(const std::string& path, const std::vector<float>& values) 
   if (!f) throw std::runtime_error("cannot write " + path);
 }
 
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Times `rounds` more training steps, and as many of their compute (the model's forward and
+// backward) alone and of their communication alone (with the optimizer's update, which needs
+// the reduced gradients), interleaved, every rank starting each together; rank 0 prints medians.
+// With buckets, a step should take less than its compute and communication one after the other.
+// Where the model computes on the cores the collectives need too (here, not on an
+// accelerator), it also times steps whose compute only waits as long, unit by unit.
+void reportOverlap(Trainer& trainer, weft::Comm& comm, const Options& o) {
+  const std::vector<std::vector<float>> params = trainer.parameters();
+  std::vector<double> step, compute, communication, idleStep;
+  for (int r = 0; r < o.overlap; ++r) {
+    const int s = o.steps + 1 + r;
+    bool taken = false;
+    comm.barrier();
+    auto start = std::chrono::steady_clock::now();
+    trainer.step(s, &taken);
+    step.push_back(msSince(start));
+    comm.barrier();
+    start = std::chrono::steady_clock::now();
+    trainer.computeOnly(s, params);
+    compute.push_back(msSince(start));
+    comm.barrier();
+    start = std::chrono::steady_clock::now();
+    trainer.communicationOnly();
+    communication.push_back(msSince(start));
+    comm.barrier();
+    start = std::chrono::steady_clock::now();
+    trainer.communicationOnly(compute.back() / (2.0 * static_cast<double>(trainer.units())));
+    idleStep.push_back(msSince(start));
+  }
+  if (comm.rank() != 0) return;
+  const double a = median(compute), c = median(communication), t = median(step);
+  const double idle = median(idleStep);
+  std::printf(
+      "overlap: step %.2f ms; compute alone %.2f ms, communication and update alone %.2f ms, "
+      "one after the other %.2f ms; step / (compute + communication) %.2f; with compute "
+      "that leaves the cores free, step %.2f ms, %.2f\n",
+      t, a, c, a + c, t / (a + c), idle, idle / (a + c));
+}
+
 int train(const Options& o) {
   weft::Comm comm = weft::Comm::fromEnv();
-  const int rank = comm.rank(), nranks = comm.size();
-  if (o.batch < nranks) {
-    throw std::invalid_argument("--batch " + std::to_string(o.batch) + " is smaller than the " +
-                                std::to_string(nranks) + " ranks that split it");
-  }
-  TextData data(o.text, o.shape.context);
-  ModelShape shape = o.shape;
-  shape.vocab = data.vocab();
-  MemoryLedger ledger;
-  AdamConfig adam;
-  adam.lr = o.lr;
-  auto strategy = Strategy::create(o.zero, comm, parameterCounts(shape), parameterUnits(shape),
-                                   o.bucketBytes, adam, ledger);
-  strategy->setParameters(initialParameters(shape, o.seed));
-  Model<float> model(shape);
-
-  // This rank's share of each global batch; its gradients are weighted so that the ranks'
-  // average is the global batch's mean gradient however the batch divides.
-  const int first = rank * o.batch / nranks;
-  const int count = (rank + 1) * o.batch / nranks - first;
-  const float scale =
-      static_cast<float>(nranks) * static_cast<float>(count) / static_cast<float>(o.batch);
+  Trainer trainer(o, comm);
+  const int rank = comm.rank();
   if (rank == 0) {
+    const std::vector<size_t> counts = parameterCounts(trainer.shape());
     std::printf(
-        "weft-train: %s, %d ranks, zero %d, %zu parameters, batch %d; text %s (%d "
+        "weft-train: %s, %d ranks, zero %d, %s, %zu parameters, batch %d; text %s (%d "
         "symbols, unigram entropy %.4f nats)\n",
-        o.zero == 0 ? "data parallel" : "ZeRO", nranks, o.zero,
-        [&] {
-          size_t n = 0;
-          for (size_t c : parameterCounts(shape))
-            n += c;
-          return n;
-        }(),
-        o.batch, o.text.c_str(), data.vocab(), data.unigramEntropy());
+        o.zero == 0 ? "data parallel" : "ZeRO", comm.size(), o.zero, o.precision.c_str(),
+        std::accumulate(counts.begin(), counts.end(), size_t{0}), o.batch, o.text.c_str(),
+        trainer.data().vocab(), trainer.data().unigramEntropy());
   }
-  std::vector<int> contexts, targets;
   for (int step = 1; step <= o.steps; ++step) {
     const auto start = std::chrono::steady_clock::now();
     const weftCommStats_t before = comm.stats();
-    data.batch(o.seed, static_cast<uint64_t>(step), o.batch, first, count, &contexts, &targets);
-    model.setBatch(contexts, targets);
-    const size_t units = model.units();
-    for (size_t u = 0; u < units; ++u) {
-      model.forward(u, strategy->forwardParams(u));
-      strategy->forwardDone(u);
-    }
-    const double localLoss = model.loss();
-    for (size_t u = units; u-- > 0;) {
-      const auto params = strategy->backwardParams(u);
-      model.backward(u, params, strategy->grads(u), scale);
-      strategy->backwardDone(u);
-    }
-    strategy->step();
+    bool taken = false;
+    const double localLoss = trainer.step(step, &taken);
     const weftCommStats_t after = comm.stats();
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    double loss = localLoss * count / o.batch;
+    const double ms = msSince(start);
+    double loss = localLoss * trainer.localExamples() / o.batch;
     comm.allReduce(std::span(&loss, 1));
     if (rank == 0 && (!o.quiet || step == o.steps)) {
+      const std::string skipped =
+          taken ? "" : " skipped: loss scale now " + std::to_string(trainer.lossScale());
       std::printf(
-          "step %d loss %.4f ms %.1f sent %llu received %llu mem %s\n", step, loss, ms,
+          "step %d loss %.4f ms %.1f sent %llu received %llu mem %s%s\n", step, loss, ms,
           static_cast<unsigned long long>(after.total.bytesSent - before.total.bytesSent),
           static_cast<unsigned long long>(after.total.bytesReceived - before.total.bytesReceived),
-          describeMemory(ledger).c_str());
+          describeMemory(trainer.ledger()).c_str(), skipped.c_str());
       std::fflush(stdout);
     }
   }
   if (!o.dump.empty()) {
-    const std::vector<float> all = strategy->allParameters();
+    std::vector<float> all;
+    for (const std::vector<float>& p : trainer.parameters())
+      all.insert(all.end(), p.begin(), p.end());
     if (rank == 0) writeParameters(o.dump, all);
   }
+  if (o.overlap > 0) reportOverlap(trainer, comm, o);
   return 0;
 }
 

@@ -27,6 +27,17 @@ bool parseOptions(int argc, char** argv, Options* out, int* exitCode) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--lr", o.lr, "Adam's learning rate")->capture_default_str();
+  app.add_option("--precision", o.precision,
+                 "Parameters and gradients: fp32, or bf16 or fp16 with fp32 master weights (fp16 "
+                 "with dynamic loss scaling)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
+      ->capture_default_str();
+  app.add_option("--loss-scale", o.lossScale, "fp16: the initial (dynamic) loss scale")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--clip", o.clip, "Clip the gradients to this global L2 norm; 0 does not clip")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--context", o.shape.context, "Characters the model sees per prediction")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -40,6 +51,11 @@ bool parseOptions(int argc, char** argv, Options* out, int* exitCode) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--dump", o.dump, "Rank 0 writes the final parameters here (float32, in order)");
+  app.add_option("--overlap", o.overlap,
+                 "After training, time this many steps, and their compute and their "
+                 "communication apart (medians)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_flag("--quiet", o.quiet, "Print only the last step's line");
   try {
     app.parse(argc, argv);

@@ -16,8 +16,12 @@ struct Options {
   uint64_t seed = 1;
   size_t bucketBytes = 1 << 20;
   float lr = 3e-3f;
+  std::string precision = "fp32";       // fp32, bf16 or fp16
+  float clip = 0;                       // the gradients' global norm at most; 0 does not clip
+  float lossScale = 65536;              // fp16's initial loss scale
   ModelShape shape{0, 16, 16, 512, 2};  // vocab comes from the text
   std::string dump;                     // where rank 0 writes the final parameters
+  int overlap = 0;                      // steps timed for the overlap report
   bool quiet = false;                   // of the step lines, the last one only
 };
 

@@ -42,6 +42,9 @@ class DataParallel {
     return grads_.as<T>();
   }
 
+  // The same untyped, for callers that convert by type().
+  void* gradData(size_t param) const;
+  weftDataType_t type() const { return type_; }
   // The gradient of `param` is complete for this step; may start buckets' all-reduces.
   void markReady(size_t param);
   // Waits until every bucket's all-reduce is done: the gradients then hold the average over the
@@ -51,7 +54,6 @@ class DataParallel {
   const BucketLayout& layout() const { return layout_; }
 
  private:
-  void* gradData(size_t param) const;
   void checkType(weftDataType_t type) const;
 
   Comm& comm_;

@@ -25,6 +25,7 @@
 #include "weft/parallel/adam.hpp"
 #include "weft/parallel/buckets.hpp"
 #include "weft/parallel/memory.hpp"
+#include "weft/parallel/precision.hpp"
 #include "weft/weft.hpp"
 
 namespace weft::parallel {
@@ -35,8 +36,11 @@ class Zero {
   // broadcastParameters(). unitOf gives each parameter's unit (see BucketLayout); stage 3 needs
   // it. Throws weft::Error for a stage other than 1-3, and as DataParallel does for bad or
   // differing layouts.
+  // With a 16-bit precision.type, parameters and gradients (and the collectives on them) are of
+  // that type, and this rank keeps float32 master weights of its slices with Adam's moments.
   Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes,
-       const AdamConfig& adam, MemoryLedger& ledger, const std::vector<size_t>& unitOf = {});
+       const AdamConfig& adam, MemoryLedger& ledger, const std::vector<size_t>& unitOf = {},
+       const PrecisionConfig& precision = {});
   ~Zero();
   Zero(const Zero&) = delete;
   Zero& operator=(const Zero&) = delete;
@@ -44,13 +48,26 @@ class Zero {
   // Parameter `param`, to read (and, before the first step, to set alike on every rank or
   // followed by broadcastParameters()). Under stage 3, only while its unit is gathered, and
   // what is written there is lost: set parameters with setParam().
-  std::span<float> param(size_t param);
-  // Sets parameter `param` to `values` (its full length, the same on every rank); under stage 3
-  // this rank keeps its part.
+  // T is the precision's type: float, BFloat16 or Float16.
+  template <typename T = float>
+  std::span<T> param(size_t param) {
+    checkType(dataTypeOf<T>());
+    return {static_cast<T*>(paramData(param)), counts_.at(param)};
+  }
+  // The same untyped, for callers that convert by type().
+  void* paramData(size_t param);
+  void* gradData(size_t param);
+  weftDataType_t type() const { return type_; }
+  // Sets parameter `param` to `values` (its full length, the same on every rank), rounded to the
+  // precision's type; under stage 3 this rank keeps its part.
   void setParam(size_t param, std::span<const float> values);
   // Its gradient, for the backward pass to write before markReady(param): zeros at first in
   // each step under stage 2 (whose buffers are reused), whatever the last step left under 1.
-  std::span<float> grad(size_t param);
+  template <typename T = float>
+  std::span<T> grad(size_t param) {
+    checkType(dataTypeOf<T>());
+    return {static_cast<T*>(gradData(param)), counts_.at(param)};
+  }
   // Makes every rank's parameters rank `root`'s (stages 1 and 2).
   void broadcastParameters(int root = 0);
   // Stage 3: waits until unit `unit`'s parameters are gathered (starting the gather if it was
@@ -64,8 +81,13 @@ class Zero {
 
   void markReady(size_t param);
   // Waits for the gradients' reduce-scatters, updates this rank's slices, and gathers the
-  // parameters. Throws if a gradient was not marked ready this step.
-  void step();
+  // parameters. Throws if a gradient was not marked ready this step. With a 16-bit type or
+  // clipping, one small all-reduce first checks every rank's gradients: a step with an inf or a
+  // NaN anywhere changes nothing but the loss scale. Returns whether the step was taken.
+  bool step();
+  // What the backward pass multiplies the loss by (PrecisionConfig; 1 but for float16).
+  float lossScale() const { return scaler_.scale(); }
+  int64_t skippedSteps() const { return skipped_; }
 
   const BucketLayout& layout() const { return layout_; }
   // Stage 2's bucket buffers so far.
@@ -87,15 +109,28 @@ class Zero {
     bool ready = false;  // gather() waited for it
   };
   float* at(const Buffer& b, size_t element) const { return b.as<float>().data() + element; }
+  // Element `element` of a buffer of the precision's type.
+  char* typedAt(const Buffer& b, size_t element) const {
+    return static_cast<char*>(b.data()) + element * elemSize_;
+  }
+  void checkType(weftDataType_t type) const;
+  // Where this rank's float32 copy of bucket b's slice is: the master weights, or with float32
+  // the parameters themselves.
+  float* masterSlice(size_t b) const {
+    return type_ == weftFloat32 ? at(params_, ownSlice(b)) : at(master_, sliceInShard(b));
+  }
   // Where this rank's slice of bucket b lives in params_: the flat buffer's slice, or under
   // stage 3 the shard's.
   size_t ownSlice(size_t b) const { return stage_ == 3 ? sliceInShard(b) : sliceInFlat(b); }
   // Where bucket b's reduce-scatter leaves this rank's averaged slice: under stage 1 in place,
   // in the full gradients (the slice a reduce-scatter's input holds of its output), else in the
   // gradient shard.
-  float* averagedSlice(size_t b) const {
-    return stage_ == 1 ? at(grads_, sliceInFlat(b)) : at(gradShard_, sliceInShard(b));
+  char* averagedSlice(size_t b) const {
+    return stage_ == 1 ? typedAt(grads_, sliceInFlat(b)) : typedAt(gradShard_, sliceInShard(b));
   }
+  // The one small all-reduce of step(): whether any rank's gradients overflowed, and the factor
+  // that unscales and clips them.
+  bool checkOverflow(float* factor);
   void startGather(size_t unit);
   // Waits for unit `unit`'s gather if one was started, and frees what it gathered.
   void dropGathered(size_t unit);
@@ -104,7 +139,7 @@ class Zero {
   Stream& gatherStream(size_t unit) { return gatherStreams_[unit % 2]; }
   void checkParam(size_t param) const;
   // The gradients of bucket b, taking a bucket buffer for it under stage 2.
-  float* bucketGrads(size_t b);
+  char* bucketGrads(size_t b);
   size_t takeSlot(size_t b);
   void startBucket(size_t b);
   // Waits for every reduce-scatter and frees the bucket buffers; the first failure.
@@ -121,11 +156,17 @@ class Zero {
   size_t nranks_;
   std::vector<size_t> counts_;
   AdamConfig adam_;
+  PrecisionConfig precision_;
+  weftDataType_t type_;
+  size_t elemSize_;
+  LossScaler scaler_;
   int64_t steps_ = 0;
+  int64_t skipped_ = 0;
   BucketLayout layout_;
   BucketReadiness readiness_;
   MemoryLedger& ledger_;
-  Buffer params_;                             // all of them
+  Buffer params_;                             // all of them (stage 3: this rank's slices)
+  Buffer master_;                             // 16-bit types: float32 copies of this rank's slices
   Buffer grads_;                              // stage 1: all of them
   Buffer gradShard_;                          // stages 2-3: this rank's slices, averaged
   Buffer moments_;                            // Adam's m then v, for this rank's slices
