@@ -1,5 +1,6 @@
 #include "weft/parallel/adam.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "weft/float16.hpp"
@@ -62,6 +63,9 @@ void adamStepMixed(const AdamConfig& c, int64_t step, std::span<float> master, c
       const auto* g = static_cast<const float*>(grads);
       for (size_t i = 0; i < master.size(); ++i)
         update(c, k, g[i] * gradFactor, master[i], m[i], v[i]);
+      if (params != nullptr && params != master.data()) {
+        std::copy(master.begin(), master.end(), static_cast<float*>(params));
+      }
     }
   }
 }

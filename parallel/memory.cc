@@ -1,9 +1,15 @@
 #include "weft/parallel/memory.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace weft::parallel {
+namespace {
+
+constexpr size_t kHostAlignment = 64;  // a cache line
+
+}  // namespace
 
 void MemoryLedger::add(MemoryKind kind, size_t bytes) {
   const size_t i = index(kind);
@@ -17,7 +23,13 @@ void MemoryLedger::release(MemoryKind kind, size_t bytes) {
 
 Buffer::Buffer(size_t bytes, MemoryKind kind, MemoryLedger& ledger) : kind_(kind) {
   if (bytes == 0) return;
-  check(weftMemAlloc(&data_, bytes));
+  if (kind == MemoryKind::kHostPool) {
+    data_ = std::aligned_alloc(kHostAlignment,
+                               (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment);
+    if (data_ == nullptr) throw Error(weftSystemError, "out of memory for the host pool");
+  } else {
+    check(weftMemAlloc(&data_, bytes));
+  }
   std::memset(data_, 0, bytes);
   bytes_ = bytes;
   ledger_ = &ledger;
@@ -26,7 +38,11 @@ Buffer::Buffer(size_t bytes, MemoryKind kind, MemoryLedger& ledger) : kind_(kind
 
 void Buffer::reset() {
   if (data_ == nullptr) return;
-  weftMemFree(data_);
+  if (kind_ == MemoryKind::kHostPool) {
+    std::free(data_);
+  } else {
+    weftMemFree(data_);
+  }
   ledger_->release(kind_, bytes_);
   data_ = nullptr;
   bytes_ = 0;

@@ -6,6 +6,7 @@
 
 #include "agree.h"  // the layer sees only include/ and itself
 #include "errors.h"
+#include "thread_pool.h"
 #include "weft/float16.hpp"
 
 namespace weft::parallel {
@@ -13,18 +14,22 @@ namespace {
 
 constexpr const char* kWho = "zero";
 
-// The layout, after the ranks agree on it, on the stage and on the type (agree.h).
+// The layout, after the ranks agree on it, on the stage, the type and offloading (agree.h).
 BucketLayout checkedLayout(Comm& comm, int stage, const std::vector<size_t>& counts,
                            size_t capBytes, const std::vector<size_t>& unitOf,
-                           const PrecisionConfig& precision) {
+                           const ZeroOptions& options) {
   return withContext(kWho, [&] {
-    BucketLayout layout =
-        agreedLayout(comm, counts, precision.type, capBytes, static_cast<size_t>(comm.size()),
-                     unitOf, {static_cast<size_t>(stage), static_cast<size_t>(precision.type)});
+    BucketLayout layout = agreedLayout(
+        comm, counts, options.precision.type, capBytes, static_cast<size_t>(comm.size()), unitOf,
+        {static_cast<size_t>(stage), static_cast<size_t>(options.precision.type),
+         static_cast<size_t>(options.offload)});
     if (stage < 1 || stage > 3) {
       throw Error(weftInvalidArgument, "stage " + std::to_string(stage) + " is not 1, 2 or 3");
     }
-    checkPrecision(precision);
+    checkPrecision(options.precision);
+    if (options.offload && options.offloadThreads < 1) {
+      throw Error(weftInvalidArgument, "offloadThreads must be at least 1");
+    }
     return layout;
   });
 }
@@ -33,28 +38,30 @@ BucketLayout checkedLayout(Comm& comm, int stage, const std::vector<size_t>& cou
 
 Zero::Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes,
            const AdamConfig& adam, MemoryLedger& ledger, const std::vector<size_t>& unitOf,
-           const PrecisionConfig& precision)
+           const ZeroOptions& options)
     : comm_(comm),
       stage_(stage),
       rank_(static_cast<size_t>(comm.rank())),
       nranks_(static_cast<size_t>(comm.size())),
       counts_(std::move(counts)),
       adam_(adam),
-      precision_(precision),
-      type_(precision.type),
-      elemSize_(sizeOf(precision.type)),
-      scaler_(precision),
-      layout_(checkedLayout(comm, stage, counts_, bucketBytes, unitOf, precision)),
+      precision_(options.precision),
+      offload_(options.offload),
+      type_(options.precision.type),
+      elemSize_(sizeOf(options.precision.type)),
+      scaler_(options.precision),
+      layout_(checkedLayout(comm, stage, counts_, bucketBytes, unitOf, options)),
       readiness_(layout_),
       ledger_(ledger),
       params_((stage == 3 ? layout_.total / nranks_ : layout_.total) * elemSize_,
               MemoryKind::kParameters, ledger),
-      master_(type_ == weftFloat32 ? 0 : layout_.total / nranks_ * sizeof(float),
-              MemoryKind::kOptimizerState, ledger),
+      master_(hasMaster() ? layout_.total / nranks_ * sizeof(float) : 0,
+              offload_ ? MemoryKind::kHostPool : MemoryKind::kOptimizerState, ledger),
       grads_(stage == 1 ? layout_.total * elemSize_ : 0, MemoryKind::kGradients, ledger),
       gradShard_(stage == 1 ? 0 : layout_.total / nranks_ * elemSize_, MemoryKind::kGradients,
                  ledger),
-      moments_(2 * layout_.total / nranks_ * sizeof(float), MemoryKind::kOptimizerState, ledger),
+      moments_(2 * layout_.total / nranks_ * sizeof(float),
+               offload_ ? MemoryKind::kHostPool : MemoryKind::kOptimizerState, ledger),
       slotOf_(layout_.buckets.size(), SIZE_MAX),
       reduced_(layout_.buckets.size(), false) {
   const size_t units = layout_.unitOf.back() + 1;
@@ -66,9 +73,14 @@ Zero::Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes
     unitElements_[b.unit] += b.elements;
   }
   if (stage_ == 3) gathered_.resize(units);
+  if (offload_) {
+    pool_ = std::make_unique<ThreadPool>(options.offloadThreads);
+    updates_.resize(layout_.buckets.size());
+  }
 }
 
 Zero::~Zero() {
+  waitForUpdates();
   waitForBuckets();
   for (Stream& s : gatherStreams_)
     weftStreamSynchronize(s.get());
@@ -109,6 +121,7 @@ void Zero::setParam(size_t param, std::span<const float> values) {
          "parameter " + std::to_string(param) + " has " + std::to_string(counts_[param]) +
              " elements, not " + std::to_string(values.size()));
   }
+  waitForUpdates();  // an update in flight would overwrite it
   const size_t first = layout_.offsets[param];
   if (stage_ < 3) {
     for (size_t x = 0; x < values.size(); ++x)
@@ -124,7 +137,7 @@ void Zero::setParam(size_t param, std::span<const float> values) {
   for (size_t x = from; x < to; ++x) {
     const size_t inShard = sliceInShard(b) + (x - sliceFirst);
     if (stage_ == 3) storeFloat(values[x - first], type_, typedAt(params_, inShard));
-    if (type_ != weftFloat32) *at(master_, inShard) = values[x - first];
+    if (hasMaster()) *at(master_, inShard) = values[x - first];
   }
 }
 
@@ -146,6 +159,7 @@ void Zero::startGather(size_t unit) {
   g.started = true;  // before the calls: a failure half way leaves gathers to wait for
   for (size_t b = 0; b < layout_.buckets.size(); ++b) {
     if (layout_.buckets[b].unit != unit) continue;
+    waitForUpdate(b);  // offload: this step's update of the slice
     check(weftAllGather(typedAt(params_, sliceInShard(b)),
                         typedAt(g.buffer, layout_.buckets[b].first - unitFirst_[unit]),
                         sliceLength(b), type_, comm_.get(), gatherStream(unit).get()),
@@ -217,6 +231,7 @@ size_t Zero::takeSlot(size_t b) {
 }
 
 void Zero::startBucket(size_t b) {
+  waitForUpdate(b);  // offload: the last update still reads the gradient shard
   char* grads = bucketGrads(b);
   weftStream_t stream = stream_.get();
   if (stage_ > 1) {
@@ -248,7 +263,7 @@ void Zero::broadcastParameters(int root) {
   check(weftBroadcast(params_.data(), params_.data(), layout_.total, type_, root, comm_.get(),
                       nullptr),
         comm_.get());
-  if (type_ == weftFloat32) return;
+  if (!hasMaster()) return;
   for (size_t b = 0; b < layout_.buckets.size(); ++b) {  // the master weights follow
     for (size_t i = 0; i < sliceLength(b); ++i)
       *at(master_, sliceInShard(b) + i) = loadFloat(type_, typedAt(params_, sliceInFlat(b) + i));
@@ -272,6 +287,29 @@ bool Zero::checkOverflow(float* factor) {
   return overflow;
 }
 
+void Zero::update(size_t b, float factor, int64_t step) {
+  const size_t len = sliceLength(b), s = sliceInShard(b), shard = layout_.total / nranks_;
+  auto run = [this, b, factor, step, len, s, shard] {
+    adamStepMixed(adam_, step, {masterSlice(b), len}, averagedSlice(b), type_, factor,
+                  {at(moments_, s), len}, {at(moments_, shard + s), len},
+                  typedAt(params_, ownSlice(b)));
+  };
+  if (offload_) {
+    updates_[b] = pool_->submit(run);
+  } else {
+    run();
+  }
+}
+
+void Zero::waitForUpdate(size_t b) {
+  if (offload_ && updates_[b].valid()) updates_[b].get();
+}
+
+void Zero::waitForUpdates() {
+  for (size_t b = 0; b < updates_.size(); ++b)
+    waitForUpdate(b);
+}
+
 bool Zero::step() {
   const std::string missing = readiness_.endStep();  // the next step starts whole either way
   check(waitForBuckets(), comm_.get());
@@ -289,15 +327,13 @@ bool Zero::step() {
     return false;
   }
   ++steps_;
-  const size_t shard = layout_.total / nranks_;
-  for (size_t b = 0; b < layout_.buckets.size(); ++b) {
-    const size_t len = sliceLength(b), s = sliceInShard(b);
-    adamStepMixed(adam_, steps_, {masterSlice(b), len}, averagedSlice(b), type_, factor,
-                  {at(moments_, s), len}, {at(moments_, shard + s), len},
-                  typedAt(params_, ownSlice(b)));
-  }
+  // Buckets hold the parameters last first: the last bucket is what the next forward needs
+  // first.
+  for (size_t b = layout_.buckets.size(); b-- > 0;)
+    update(b, factor, steps_);
   if (stage_ == 3) return true;  // the units are gathered when next used
-  for (size_t b = 0; b < layout_.buckets.size(); ++b) {
+  for (size_t b = layout_.buckets.size(); b-- > 0;) {
+    waitForUpdate(b);
     check(
         weftAllGather(typedAt(params_, sliceInFlat(b)), typedAt(params_, layout_.buckets[b].first),
                       sliceLength(b), type_, comm_.get(), stream_.get()),

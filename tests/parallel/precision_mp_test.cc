@@ -133,7 +133,7 @@ TEST(ZeroPrecision, AnOverflowOnOneRankSkipsTheStepOnEvery) {
       precision.type = weftFloat16;
       precision.initialLossScale = 256;
       const std::vector<size_t> counts = {300, 20};
-      Zero zero(comm, stage, counts, 1 << 10, AdamConfig{}, ledger, {0, 1}, precision);
+      Zero zero(comm, stage, counts, 1 << 10, AdamConfig{}, ledger, {0, 1}, {precision});
       zero.setParam(0, std::vector<float>(300, 0.5f));
       zero.setParam(1, std::vector<float>(20, -0.25f));
       for (int step = 0; step < 2; ++step) {
@@ -186,7 +186,7 @@ TEST(ZeroPrecision, ClippingUsesTheGlobalNorm) {
     MemoryLedger ledger;
     PrecisionConfig precision;
     precision.maxGradNorm = 0.1f;
-    Zero zero(comm, 1, {n}, 1 << 12, adam, ledger, {}, precision);
+    Zero zero(comm, 1, {n}, 1 << 12, adam, ledger, {}, {precision});
     zero.setParam(0, std::vector<float>(n, 0.0f));
     std::span<float> g = zero.grad(0);
     for (size_t i = 0; i < n; ++i)

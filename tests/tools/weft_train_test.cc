@@ -78,13 +78,14 @@ void expectClose(const std::vector<float>& got, const std::vector<float>& want, 
 
 // A 20-step run's final parameters, as weft-train dumps them.
 std::vector<float> parametersAfter(int ranks, const std::string& precision, int zero,
-                                   const std::string& what) {
+                                   const std::string& what, bool offload = false) {
   std::vector<std::string> args = kSmall;
   const std::string path = tempPath("params");
   // fp16's loss scale is one that overflows no sum of 4 ranks' gradients, so that the runs skip
   // the same steps (none): the dynamic scaling has a test of its own.
   args.insert(args.end(), {"--steps", "20", "--quiet", "--precision", precision, "--zero",
                            std::to_string(zero), "--loss-scale", "1024", "--dump", path});
+  if (offload) args.push_back("--offload");
   ProcessResult r = train(ranks, args);
   EXPECT_EQ(r.exitCode(), 0) << what << "\n" << r.out << r.err;
   EXPECT_EQ(r.out.find("skipped"), std::string::npos) << what << "\n" << r.out;
@@ -120,6 +121,15 @@ TEST(WeftTrain, EveryModeAtOneToFourRanksMatchesOneRank) {
       }
     }
   }
+  // Offloading the optimizer moves where its state lives and which thread updates, not the
+  // arithmetic: the same parameters as without.
+  for (int zero = 1; zero <= 3; ++zero) {
+    for (int ranks : {1, 3}) {
+      const std::string what =
+          "offload, zero " + std::to_string(zero) + ", " + std::to_string(ranks) + " ranks";
+      expectClose(parametersAfter(ranks, "fp32", zero, what, true), fp32, 1e-5, what);
+    }
+  }
 }
 
 // Memory per rank by kind and bytes sent per step, with rings over tcp, against ZeRO's
@@ -136,12 +146,21 @@ TEST(WeftTrain, MemoryAndTrafficFollowZerosFormulas) {
   for (const std::string precision : {"fp32", "bf16"}) {
     const double elem = precision == "fp32" ? 4 : 2;    // bytes of a parameter or gradient
     const double state = precision == "fp32" ? 8 : 12;  // bytes of optimizer state
-    for (int zero = 0; zero <= 3; ++zero) {
-      ProcessResult r = train(n,
-                              {"--steps", "2", "--bucket-bytes", "32768", "--context", "8",
-                               "--embed", "16", "--hidden", std::to_string(hidden), "--blocks", "8",
-                               "--precision", precision, "--zero", std::to_string(zero)},
-                              {"WEFT_TRANSPORT=tcp", "WEFT_ALGO=ring"});
+    // Mode 4 is ZeRO-3 with the optimizer offloaded: its state (and float32 master weights, for
+    // either precision) in the host pool instead, 12 Psi / N.
+    for (int mode = 0; mode <= 4; ++mode) {
+      const int zero = std::min(mode, 3);
+      const bool offload = mode == 4;
+      std::vector<std::string> args = {"--steps",        "2",
+                                       "--bucket-bytes", "32768",
+                                       "--context",      "8",
+                                       "--embed",        "16",
+                                       "--hidden",       std::to_string(hidden),
+                                       "--blocks",       "8",
+                                       "--precision",    precision,
+                                       "--zero",         std::to_string(zero)};
+      if (offload) args.push_back("--offload");
+      ProcessResult r = train(n, args, {"WEFT_TRANSPORT=tcp", "WEFT_ALGO=ring"});
       ASSERT_EQ(r.exitCode(), 0) << r.out << r.err;
       const std::string& out = r.out;
       // Psi: the model's parameters, from the trainer's own count in its first line.
@@ -149,7 +168,8 @@ TEST(WeftTrain, MemoryAndTrafficFollowZerosFormulas) {
       ASSERT_NE(at, std::string::npos) << out;
       const double psi = std::stod(out.substr(out.rfind(' ', at - 1) + 1));
       std::map<std::string, double> s = lastStep(out);
-      const std::string what = precision + ", zero " + std::to_string(zero) + "\n" + out;
+      const std::string what =
+          precision + ", zero " + std::to_string(zero) + (offload ? ", offload\n" : "\n") + out;
       const double sent = (zero == 3 ? 3 : 2) * elem * psi * (n - 1) / n;
       const double check = precision == "fp32" ? 0 : 2 * 16.0 * (n - 1) / n;
       EXPECT_NEAR(s["sent"], sent + check, 0.05 * sent) << what;
@@ -159,7 +179,13 @@ TEST(WeftTrain, MemoryAndTrafficFollowZerosFormulas) {
       const double optim = zero >= 1 ? state * psi / n : state * psi;
       EXPECT_NEAR(s["params"], params, 0.05 * params) << what;
       EXPECT_NEAR(s["grads"], grads, 0.05 * grads) << what;
-      EXPECT_NEAR(s["optim"], optim, 0.05 * optim) << what;
+      if (offload) {
+        EXPECT_EQ(s["optim"], 0) << what;
+        EXPECT_NEAR(s["offloaded"], 12 * psi / n, 0.05 * 12 * psi / n) << what;
+      } else {
+        EXPECT_NEAR(s["optim"], optim, 0.05 * optim) << what;
+        EXPECT_EQ(s["offloaded"], 0) << what;
+      }
       if (zero >= 2) {
         // Bucket buffers: those of a unit's backward, open at once; far less than a full copy.
         EXPECT_GT(s["buckets"], 0) << what;

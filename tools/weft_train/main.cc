@@ -25,7 +25,7 @@ std::string describeMemory(const MemoryLedger& ledger) {
   static const std::pair<MemoryKind, const char*> kKinds[] = {
       {MemoryKind::kParameters, "params"},    {MemoryKind::kGradients, "grads"},
       {MemoryKind::kOptimizerState, "optim"}, {MemoryKind::kBuckets, "buckets"},
-      {MemoryKind::kGathered, "gathered"},
+      {MemoryKind::kGathered, "gathered"},    {MemoryKind::kHostPool, "offloaded"},
   };
   std::string out;
   for (const auto& [kind, name] : kKinds)

@@ -56,6 +56,9 @@ bool parseOptions(int argc, char** argv, Options* out, int* exitCode) {
                  "communication apart (medians)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_flag("--offload", o.offload,
+               "ZeRO: master weights and Adam's moments in a host pool, the update on threads "
+               "overlapping the next step's gathers");
   app.add_flag("--quiet", o.quiet, "Print only the last step's line");
   try {
     app.parse(argc, argv);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <stdexcept>
 
 #include "weft/float16.hpp"
 #include "weft/parallel/data_parallel.hpp"
@@ -110,10 +111,11 @@ class ZeroStrategy : public Strategy {
  public:
   ZeroStrategy(int stage, weft::Comm& comm, const std::vector<size_t>& counts,
                const std::vector<size_t>& units, size_t bucketBytes, const AdamConfig& adam,
-               const PrecisionConfig& precision, MemoryLedger& ledger)
+               const PrecisionConfig& precision, bool offload, MemoryLedger& ledger)
       : Strategy(precision.type, counts, units),
         stage_(stage),
-        zero_(comm, stage, counts, bucketBytes, adam, ledger, units, precision) {}
+        zero_(comm, stage, counts, bucketBytes, adam, ledger, units,
+              weft::parallel::ZeroOptions{precision, offload}) {}
 
   void setParameters(const std::vector<std::vector<float>>& values) override {
     for (size_t i = 0; i < counts_.size(); ++i)
@@ -235,13 +237,14 @@ std::unique_ptr<Strategy> Strategy::create(int zero, weft::Comm& comm,
                                            const std::vector<size_t>& counts,
                                            const std::vector<size_t>& units, size_t bucketBytes,
                                            const AdamConfig& adam, const PrecisionConfig& precision,
-                                           MemoryLedger& ledger) {
+                                           bool offload, MemoryLedger& ledger) {
   if (zero == 0) {
+    if (offload) throw std::invalid_argument("--offload needs --zero 1, 2 or 3");
     return std::make_unique<DataParallelStrategy>(comm, counts, units, bucketBytes, adam, precision,
                                                   ledger);
   }
   return std::make_unique<ZeroStrategy>(zero, comm, counts, units, bucketBytes, adam, precision,
-                                        ledger);
+                                        offload, ledger);
 }
 
 }  // namespace weft_train

@@ -25,12 +25,13 @@ using weft::parallel::PrecisionConfig;
 class Strategy {
  public:
   // zero 0 is data parallelism; counts are the parameter tensors' lengths and units their units.
+  // offload (ZeRO only) keeps the optimizer's state in the host pool and updates on threads.
   // Collective over comm, as are step() and allParameters().
   static std::unique_ptr<Strategy> create(int zero, weft::Comm& comm,
                                           const std::vector<size_t>& counts,
                                           const std::vector<size_t>& units, size_t bucketBytes,
                                           const AdamConfig& adam, const PrecisionConfig& precision,
-                                          MemoryLedger& ledger);
+                                          bool offload, MemoryLedger& ledger);
   virtual ~Strategy() = default;
 
   // Sets every parameter (the same values on every rank).

@@ -23,8 +23,8 @@ void adamStep(const AdamConfig& config, int64_t step, std::span<float> params,
               std::span<const float> grads, std::span<float> m, std::span<float> v);
 // The same on float32 master weights, from gradients of `type` (float32, bfloat16 or float16)
 // each times gradFactor (which unscales and clips them); with a 16-bit type it then stores each
-// updated weight, rounded to that type, in params (float32: the master weights are the
-// parameters, and params is unused).
+// updated weight, rounded to that type, in params; with float32, a copy of it unless params is
+// null or the master weights themselves.
 void adamStepMixed(const AdamConfig& config, int64_t step, std::span<float> master,
                    const void* grads, weftDataType_t type, float gradFactor, std::span<float> m,
                    std::span<float> v, void* params);

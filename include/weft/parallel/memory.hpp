@@ -12,8 +12,10 @@
 
 namespace weft::parallel {
 
-enum class MemoryKind { kParameters, kGradients, kOptimizerState, kBuckets, kGathered };
-constexpr size_t kMemoryKinds = 5;
+// kHostPool: what offloading moves out of the memory the model computes in (master weights and
+// optimizer state), allocated apart from the rest (with CUDA, this is pinned host memory).
+enum class MemoryKind { kParameters, kGradients, kOptimizerState, kBuckets, kGathered, kHostPool };
+constexpr size_t kMemoryKinds = 6;
 
 // Bytes held now and at most, by kind.
 class MemoryLedger {
@@ -29,7 +31,8 @@ class MemoryLedger {
   std::array<size_t, kMemoryKinds> peak_{};
 };
 
-// Zeroed memory from weftMemAlloc, counted in `ledger` (which must outlive it) while held.
+// Zeroed memory, counted in `ledger` (which must outlive it) while held: from weftMemAlloc, but
+// for the host pool (plain aligned memory: collectives never touch it).
 class Buffer {
  public:
   Buffer() = default;

@@ -14,10 +14,16 @@
 //    gather(u) all-gathers unit u's parameters before its forward and again before its
 //    backward, and may prefetch the next unit meanwhile; release(u) frees them. Gradients are
 //    as under stage 2, and step() has nothing to gather.
+// With offload (ZeRO-Offload, Ren et al. 2021), the float32 master weights and Adam's moments live
+// in the host pool (MemoryKind::kHostPool) and the update runs on a pool of threads, bucket by
+// bucket in the order the next forward needs them: stages 1-2 all-gather each bucket as soon as
+// its update is done; under stage 3 step() returns at once and gather(u) waits only for unit u's
+// buckets, so the update overlaps the next step's gathers and forward.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <span>
 #include <vector>
@@ -30,6 +36,14 @@
 
 namespace weft::parallel {
 
+class ThreadPool;
+
+struct ZeroOptions {
+  PrecisionConfig precision;
+  bool offload = false;
+  int offloadThreads = 2;  // the update's threads, with offload
+};
+
 class Zero {
  public:
   // Collective over `comm` (which must outlive it), as are markReady(), step(), gather() and
@@ -40,7 +54,7 @@ class Zero {
   // that type, and this rank keeps float32 master weights of its slices with Adam's moments.
   Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes,
        const AdamConfig& adam, MemoryLedger& ledger, const std::vector<size_t>& unitOf = {},
-       const PrecisionConfig& precision = {});
+       const ZeroOptions& options = {});
   ~Zero();
   Zero(const Zero&) = delete;
   Zero& operator=(const Zero&) = delete;
@@ -116,9 +130,14 @@ class Zero {
   void checkType(weftDataType_t type) const;
   // Where this rank's float32 copy of bucket b's slice is: the master weights, or with float32
   // the parameters themselves.
+  bool hasMaster() const { return type_ != weftFloat32 || offload_; }
   float* masterSlice(size_t b) const {
-    return type_ == weftFloat32 ? at(params_, ownSlice(b)) : at(master_, sliceInShard(b));
+    return hasMaster() ? at(master_, sliceInShard(b)) : at(params_, ownSlice(b));
   }
+  // Bucket b's update on this rank's slices, and (with offload) waiting for it.
+  void update(size_t b, float factor, int64_t step);
+  void waitForUpdate(size_t b);
+  void waitForUpdates();
   // Where this rank's slice of bucket b lives in params_: the flat buffer's slice, or under
   // stage 3 the shard's.
   size_t ownSlice(size_t b) const { return stage_ == 3 ? sliceInShard(b) : sliceInFlat(b); }
@@ -157,6 +176,7 @@ class Zero {
   std::vector<size_t> counts_;
   AdamConfig adam_;
   PrecisionConfig precision_;
+  bool offload_;
   weftDataType_t type_;
   size_t elemSize_;
   LossScaler scaler_;
@@ -165,8 +185,10 @@ class Zero {
   BucketLayout layout_;
   BucketReadiness readiness_;
   MemoryLedger& ledger_;
-  Buffer params_;                             // all of them (stage 3: this rank's slices)
-  Buffer master_;                             // 16-bit types: float32 copies of this rank's slices
+  Buffer params_;  // all of them (stage 3: this rank's slices)
+  Buffer master_;  // 16-bit types or offload: float32 copies of this rank's slices
+  std::unique_ptr<ThreadPool> pool_;          // offload
+  std::vector<std::future<void>> updates_;    // offload, per bucket: its update in flight
   Buffer grads_;                              // stage 1: all of them
   Buffer gradShard_;                          // stages 2-3: this rank's slices, averaged
   Buffer moments_;                            // Adam's m then v, for this rank's slices
