@@ -95,10 +95,14 @@ int train(const Options& o) {
   const int rank = comm.rank();
   if (rank == 0) {
     const std::vector<size_t> counts = parameterCounts(trainer.shape());
+    const std::string mode =
+        o.paramServers > 0 ? std::to_string(o.paramServers) + " parameter servers"
+        : o.zero == 0      ? "data parallel"
+                           : "ZeRO-" + std::to_string(o.zero) + (o.offload ? " offloaded" : "");
     std::printf(
-        "weft-train: %s, %d ranks, zero %d, %s, %zu parameters, batch %d; text %s (%d "
+        "weft-train: %s, %d ranks, %s, %zu parameters, batch %d; text %s (%d "
         "symbols, unigram entropy %.4f nats)\n",
-        o.zero == 0 ? "data parallel" : "ZeRO", comm.size(), o.zero, o.precision.c_str(),
+        mode.c_str(), comm.size(), o.precision.c_str(),
         std::accumulate(counts.begin(), counts.end(), size_t{0}), o.batch, o.text.c_str(),
         trainer.data().vocab(), trainer.data().unigramEntropy());
   }

@@ -56,6 +56,11 @@ bool parseOptions(int argc, char** argv, Options* out, int* exitCode) {
                  "communication apart (medians)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--param-server", o.paramServers,
+                 "Parameter servers: ranks 0 to K-1 keep the optimizer state of their share of "
+                 "the parameters, get the reduced gradients and broadcast the update (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_flag("--offload", o.offload,
                "ZeRO: master weights and Adam's moments in a host pool, the update on threads "
                "overlapping the next step's gathers");

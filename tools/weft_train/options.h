@@ -21,6 +21,7 @@ struct Options {
   float lossScale = 65536;              // fp16's initial loss scale
   ModelShape shape{0, 16, 16, 512, 2};  // vocab comes from the text
   std::string dump;                     // where rank 0 writes the final parameters
+  int paramServers = 0;                 // 0: none; K: ranks 0..K-1 serve the parameters
   bool offload = false;  // the optimizer's state in the host pool, its step on threads
   int overlap = 0;       // steps timed for the overlap report
   bool quiet = false;    // of the step lines, the last one only

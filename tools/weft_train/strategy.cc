@@ -7,6 +7,7 @@
 
 #include "weft/float16.hpp"
 #include "weft/parallel/data_parallel.hpp"
+#include "weft/parallel/parameter_server.hpp"
 #include "weft/parallel/zero.hpp"
 
 namespace weft_train {
@@ -163,6 +164,44 @@ class ZeroStrategy : public Strategy {
   weft::parallel::Zero zero_;
 };
 
+// Parameter servers: ranks 0 to servers-1 keep the optimizer state of their share of the
+// buckets, take the reduced gradients of those and broadcast the updated parameters.
+class ParameterServerStrategy : public Strategy {
+ public:
+  ParameterServerStrategy(int servers, weft::Comm& comm, const std::vector<size_t>& counts,
+                          std::vector<size_t> units, size_t bucketBytes, const AdamConfig& adam,
+                          MemoryLedger& ledger)
+      : Strategy(weftFloat32, counts, std::move(units)),
+        ps_(comm, servers, counts, bucketBytes, adam, ledger) {}
+
+  void setParameters(const std::vector<std::vector<float>>& values) override {
+    for (size_t i = 0; i < counts_.size(); ++i)
+      std::copy(values[i].begin(), values[i].end(), ps_.param(i).begin());
+  }
+  float lossScale() const override { return 1.0f; }
+  bool step() override {
+    ps_.step();
+    return true;
+  }
+  std::vector<float> allParameters() override {
+    std::vector<float> out;
+    for (size_t i = 0; i < counts_.size(); ++i)
+      out.insert(out.end(), ps_.param(i).begin(), ps_.param(i).end());
+    return out;
+  }
+
+ protected:
+  const void* paramData(size_t i) override { return ps_.param(i).data(); }
+  void* gradData(size_t i) override { return ps_.grad(i).data(); }
+  void gradsWritten(size_t unit) override {
+    for (size_t i : tensorsOf(unit))
+      ps_.markReady(i);
+  }
+
+ private:
+  weft::parallel::ParameterServer ps_;
+};
+
 }  // namespace
 
 Strategy::Strategy(weftDataType_t type, std::vector<size_t> counts, std::vector<size_t> units)
@@ -233,18 +272,26 @@ void Strategy::backwardDone(size_t unit) {
   gradsWritten(unit);
 }
 
-std::unique_ptr<Strategy> Strategy::create(int zero, weft::Comm& comm,
+std::unique_ptr<Strategy> Strategy::create(const Options& o, weft::Comm& comm,
                                            const std::vector<size_t>& counts,
-                                           const std::vector<size_t>& units, size_t bucketBytes,
-                                           const AdamConfig& adam, const PrecisionConfig& precision,
-                                           bool offload, MemoryLedger& ledger) {
-  if (zero == 0) {
-    if (offload) throw std::invalid_argument("--offload needs --zero 1, 2 or 3");
-    return std::make_unique<DataParallelStrategy>(comm, counts, units, bucketBytes, adam, precision,
-                                                  ledger);
+                                           const std::vector<size_t>& units, const AdamConfig& adam,
+                                           const PrecisionConfig& precision, MemoryLedger& ledger) {
+  if (o.paramServers > 0) {
+    if (o.zero != 0 || o.offload || precision.type != weftFloat32 || precision.maxGradNorm > 0) {
+      throw std::invalid_argument(
+          "--param-server runs float32 data parallelism: not with --zero, --offload, --precision "
+          "or --clip");
+    }
+    return std::make_unique<ParameterServerStrategy>(o.paramServers, comm, counts, units,
+                                                     o.bucketBytes, adam, ledger);
   }
-  return std::make_unique<ZeroStrategy>(zero, comm, counts, units, bucketBytes, adam, precision,
-                                        offload, ledger);
+  if (o.zero == 0) {
+    if (o.offload) throw std::invalid_argument("--offload needs --zero 1, 2 or 3");
+    return std::make_unique<DataParallelStrategy>(comm, counts, units, o.bucketBytes, adam,
+                                                  precision, ledger);
+  }
+  return std::make_unique<ZeroStrategy>(o.zero, comm, counts, units, o.bucketBytes, adam, precision,
+                                        o.offload, ledger);
 }
 
 }  // namespace weft_train

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "tools/weft_train/options.h"
 #include "weft/parallel/adam.hpp"
 #include "weft/parallel/memory.hpp"
 #include "weft/parallel/precision.hpp"
@@ -24,14 +25,13 @@ using weft::parallel::PrecisionConfig;
 
 class Strategy {
  public:
-  // zero 0 is data parallelism; counts are the parameter tensors' lengths and units their units.
-  // offload (ZeRO only) keeps the optimizer's state in the host pool and updates on threads.
-  // Collective over comm, as are step() and allParameters().
-  static std::unique_ptr<Strategy> create(int zero, weft::Comm& comm,
+  // As the options say (--zero, --offload, --param-server, --bucket-bytes); counts are the
+  // parameter tensors' lengths and units their units. Collective over comm, as are step() and
+  // allParameters(). Throws std::invalid_argument for options that do not go together.
+  static std::unique_ptr<Strategy> create(const Options& options, weft::Comm& comm,
                                           const std::vector<size_t>& counts,
-                                          const std::vector<size_t>& units, size_t bucketBytes,
-                                          const AdamConfig& adam, const PrecisionConfig& precision,
-                                          bool offload, MemoryLedger& ledger);
+                                          const std::vector<size_t>& units, const AdamConfig& adam,
+                                          const PrecisionConfig& precision, MemoryLedger& ledger);
   virtual ~Strategy() = default;
 
   // Sets every parameter (the same values on every rank).

@@ -33,8 +33,8 @@ Trainer::Trainer(const Options& o, weft::Comm& comm)
   }
   AdamConfig adam;
   adam.lr = o.lr;
-  strategy_ = Strategy::create(o.zero, comm, parameterCounts(shape_), parameterUnits(shape_),
-                               o.bucketBytes, adam, precisionOf(o), o.offload, ledger_);
+  strategy_ = Strategy::create(o, comm, parameterCounts(shape_), parameterUnits(shape_), adam,
+                               precisionOf(o), ledger_);
   strategy_->setParameters(initialParameters(shape_, o.seed));
   // The ranks' average of their gradients is the global batch's mean gradient however the batch
   // divides.
