@@ -294,6 +294,29 @@ TEST(WeftTrain, LearnsTheTextUnderZero3) {
   EXPECT_LT(loss, entropy - 0.8) << r.out;
 }
 
+// Several modes in one run, one after another, and their loss curves drawn by gnuplot.
+TEST(WeftTrain, RunsSeveralModesAndPlotsTheirLoss) {
+  if (access("/usr/bin/gnuplot", X_OK) != 0) {
+    GTEST_SKIP() << "gnuplot is not installed (scripts/install-deps.sh installs gnuplot-nox)";
+  }
+  const std::string png = tempPath("loss.png");
+  std::vector<std::string> args = kSmall;
+  args.insert(args.end(), {"--steps", "5", "--quiet", "--zero", "0,2", "--precision", "fp32,bf16",
+                           "--plot", png});
+  ProcessResult r = train(2, args);
+  ASSERT_EQ(r.exitCode(), 0) << r.out << r.err;
+  size_t modes = 0;
+  for (const std::string& line : splitLines(r.out))
+    modes += line.find("weft-train: ") != std::string::npos;
+  EXPECT_EQ(modes, 4u) << r.out;
+  EXPECT_NE(r.out.find("ZeRO-2, 2 ranks, bf16"), std::string::npos) << r.out;
+  std::ifstream f(png, std::ios::binary);
+  char magic[8] = {};
+  f.read(magic, sizeof(magic));
+  EXPECT_EQ(std::string(magic, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  std::remove(png.c_str());
+}
+
 TEST(WeftTrain, BadInputGivesClearErrors) {
   ProcessResult r = train(1, {"--text", "/nonexistent/text", "--steps", "1"});
   EXPECT_NE(r.exitCode(), 0);
@@ -307,6 +330,9 @@ TEST(WeftTrain, BadInputGivesClearErrors) {
   r = train(1, {"--precision", "fp8"});
   EXPECT_NE(r.exitCode(), 0);
   EXPECT_NE((r.out + r.err).find("--precision"), std::string::npos) << r.out << r.err;
+  r = train(1, {"--zero", "0,1", "--dump", tempPath("two")});
+  EXPECT_NE(r.exitCode(), 0);
+  EXPECT_NE((r.out + r.err).find("one mode"), std::string::npos) << r.out << r.err;
   r = train(2, {"--bucket-bytes", "0"});
   EXPECT_NE(r.exitCode(), 0);
   EXPECT_NE((r.out + r.err).find("--bucket-bytes"), std::string::npos) << r.out << r.err;

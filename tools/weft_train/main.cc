@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tools/weft_train/options.h"
+#include "tools/weft_train/plot.h"
 #include "tools/weft_train/trainer.h"
 #include "weft/weft.hpp"
 
@@ -89,23 +90,25 @@ void reportOverlap(Trainer& trainer, weft::Comm& comm, const Options& o) {
       t, a, c, a + c, t / (a + c), idle, idle / (a + c));
 }
 
-int train(const Options& o) {
-  weft::Comm comm = weft::Comm::fromEnv();
+// Trains one mode (o.zero, o.precision) and returns its loss curve (rank 0's; empty elsewhere).
+LossCurve runMode(const Options& o, weft::Comm& comm, double* unigramEntropy) {
   Trainer trainer(o, comm);
   const int rank = comm.rank();
+  const std::string mode =
+      o.paramServers > 0 ? std::to_string(o.paramServers) + " parameter servers"
+      : o.zero == 0      ? "data parallel"
+                         : "ZeRO-" + std::to_string(o.zero) + (o.offload ? " offloaded" : "");
+  *unigramEntropy = trainer.data().unigramEntropy();
   if (rank == 0) {
     const std::vector<size_t> counts = parameterCounts(trainer.shape());
-    const std::string mode =
-        o.paramServers > 0 ? std::to_string(o.paramServers) + " parameter servers"
-        : o.zero == 0      ? "data parallel"
-                           : "ZeRO-" + std::to_string(o.zero) + (o.offload ? " offloaded" : "");
     std::printf(
         "weft-train: %s, %d ranks, %s, %zu parameters, batch %d; text %s (%d "
         "symbols, unigram entropy %.4f nats)\n",
         mode.c_str(), comm.size(), o.precision.c_str(),
         std::accumulate(counts.begin(), counts.end(), size_t{0}), o.batch, o.text.c_str(),
-        trainer.data().vocab(), trainer.data().unigramEntropy());
+        trainer.data().vocab(), *unigramEntropy);
   }
+  LossCurve curve{mode + ", " + o.precision, {}};
   for (int step = 1; step <= o.steps; ++step) {
     const auto start = std::chrono::steady_clock::now();
     const weftCommStats_t before = comm.stats();
@@ -115,7 +118,9 @@ int train(const Options& o) {
     const double ms = msSince(start);
     double loss = localLoss * trainer.localExamples() / o.batch;
     comm.allReduce(std::span(&loss, 1));
-    if (rank == 0 && (!o.quiet || step == o.steps)) {
+    if (rank != 0) continue;
+    curve.loss.emplace_back(step, loss);
+    if (!o.quiet || step == o.steps) {
       const std::string skipped =
           taken ? "" : " skipped: loss scale now " + std::to_string(trainer.lossScale());
       std::printf(
@@ -133,6 +138,22 @@ int train(const Options& o) {
     if (rank == 0) writeParameters(o.dump, all);
   }
   if (o.overlap > 0) reportOverlap(trainer, comm, o);
+  return curve;
+}
+
+int train(const Options& o) {
+  weft::Comm comm = weft::Comm::fromEnv();
+  std::vector<LossCurve> curves;
+  double entropy = 0;
+  for (int zero : o.zeros) {
+    for (const std::string& precision : o.precisions) {
+      Options run = o;
+      run.zero = zero;
+      run.precision = precision;
+      curves.push_back(runMode(run, comm, &entropy));
+    }
+  }
+  if (!o.plot.empty() && comm.rank() == 0) plotLossCurves(curves, entropy, o.plot);
   return 0;
 }
 

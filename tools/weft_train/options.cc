@@ -12,7 +12,10 @@ bool parseOptions(int argc, char** argv, Options* out, int* exitCode) {
       "weft-run, mpirun, srun or torchrun). Rank 0 prints one line per step.",
       "weft-train");
   app.add_option("--text", o.text, "Text file to learn from")->capture_default_str();
-  app.add_option("--zero", o.zero, "0: data parallelism (DDP-like), 1-3: ZeRO stage")
+  app.add_option("--zero", o.zeros,
+                 "0: data parallelism (DDP-like), 1-3: ZeRO stage; several (0,3) run one after "
+                 "the other")
+      ->delimiter(',')
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
   app.add_option("--steps", o.steps, "Optimizer steps")
@@ -27,11 +30,13 @@ bool parseOptions(int argc, char** argv, Options* out, int* exitCode) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--lr", o.lr, "Adam's learning rate")->capture_default_str();
-  app.add_option("--precision", o.precision,
+  app.add_option("--precision", o.precisions,
                  "Parameters and gradients: fp32, or bf16 or fp16 with fp32 master weights (fp16 "
-                 "with dynamic loss scaling)")
+                 "with dynamic loss scaling); several (fp32,bf16) run one after the other")
+      ->delimiter(',')
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
       ->capture_default_str();
+  app.add_option("--plot", o.plot, "Rank 0 draws the loss curves of the modes run into this PNG");
   app.add_option("--loss-scale", o.lossScale, "fp16: the initial (dynamic) loss scale")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -67,6 +72,9 @@ bool parseOptions(int argc, char** argv, Options* out, int* exitCode) {
   app.add_flag("--quiet", o.quiet, "Print only the last step's line");
   try {
     app.parse(argc, argv);
+    if (!o.dump.empty() && o.zeros.size() * o.precisions.size() > 1) {
+      throw CLI::ValidationError("--dump", "writes the parameters of one mode, not of several");
+    }
   } catch (const CLI::ParseError& e) {
     *exitCode = app.exit(e);
     return false;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tools/weft_train/model.h"
 
@@ -10,6 +11,11 @@ namespace weft_train {
 
 struct Options {
   std::string text = "/usr/share/common-licenses/GPL-3";  // Debian's base-files ships it
+  // The modes to run, one after another: every --zero with every --precision.
+  std::vector<int> zeros{0};
+  std::vector<std::string> precisions{"fp32"};
+  std::string plot;  // where rank 0 draws the modes' loss curves
+  // The mode of one run.
   int zero = 0;  // 0: plain data parallelism; 1-3: ZeRO stage
   int steps = 200;
   int batch = 96;  // global: the ranks split it
