@@ -195,8 +195,23 @@ void DirectOp::post() {
   char* to = inline_ ? group_->postData(group_->rank(), sequence_) : mine.slots[slot];
   const bool stream = !inline_ && args_.kind == CollKind::kAllReduce && bytes >= kStreamedPostBytes;
   if (bytes > 0) copyOut(to, send_, bytes, stream);
-  countSent(bytes);
+  countSent(bytesForPeers(bytes));
   group_->post(sequence_, signature_);
+}
+
+// Of what this rank posted, what its peers read: a reduce's root and a rank's own block of a
+// reduce-scatter or all-to-all stay with it.
+size_t DirectOp::bytesForPeers(size_t posted) const {
+  const int me = group_->rank();
+  switch (args_.kind) {
+    case CollKind::kReduce:
+      return me == args_.root ? 0 : posted;
+    case CollKind::kReduceScatter:
+    case CollKind::kAllToAll:
+      return posted - args_.count * elemSize_;
+    default:
+      return posted;
+  }
 }
 
 // Reads the peers' slots into the result; every rank combines in rank order.

@@ -180,6 +180,7 @@ class DirectOp : public GroupOp {
 
   // What a rank puts in its slot, and whom this rank reads.
   size_t postBytes(int rank) const;
+  size_t bytesForPeers(size_t posted) const;
   bool readsFrom(int peer) const;
   Status peersPosted(bool* all);
   void post();

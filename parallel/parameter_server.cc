@@ -72,7 +72,8 @@ void ParameterServer::markReady(size_t param) {
   for (size_t b : withContext(kWho, [&] { return readiness_.markReady(param); })) {
     const BucketLayout::Bucket& bucket = layout_.buckets[b];
     float* data = at(grads_, bucket.first);
-    check(weftReduce(data, data, bucket.elements, weftFloat32, weftAvg, serverOf(b), comm_.get(),
+    float* result = serverOf(b) == rank_ ? data : nullptr;  // only the server gets the sum
+    check(weftReduce(data, result, bucket.elements, weftFloat32, weftAvg, serverOf(b), comm_.get(),
                      stream_.get()),
           comm_.get());
   }

@@ -44,6 +44,13 @@ void LossScaler::update(bool overflow) {
   }
 }
 
+float LossScaler::stepFactor(const GradientCheck& global, float maxNorm) {
+  const float unscale = 1.0f / scale_;  // before update() changes it
+  const bool overflow = global.nonFinite > 0;
+  update(overflow);
+  return overflow ? 0.0f : unscale * clipFactor(global, maxNorm);
+}
+
 void checkGradients(const void* grads, weftDataType_t type, size_t n, float factor,
                     GradientCheck* check) {
   const size_t size = sizeOf(type);

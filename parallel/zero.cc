@@ -80,7 +80,9 @@ Zero::Zero(Comm& comm, int stage, std::vector<size_t> counts, size_t bucketBytes
 }
 
 Zero::~Zero() {
-  waitForUpdates();
+  for (std::future<void>& f : updates_) {  // wait(), not get(): nothing may throw from here
+    if (f.valid()) f.wait();
+  }
   waitForBuckets();
   for (Stream& s : gatherStreams_)
     weftStreamSynchronize(s.get());
@@ -280,11 +282,8 @@ bool Zero::checkOverflow(float* factor) {
   const float unscale = 1.0f / scaler_.scale();
   for (size_t b = 0; b < layout_.buckets.size(); ++b)
     checkGradients(averagedSlice(b), type_, sliceLength(b), unscale, &local);
-  const GradientCheck global = globalCheck(comm_, local);
-  const bool overflow = global.nonFinite > 0;
-  scaler_.update(overflow);
-  *factor = unscale * clipFactor(global, precision_.maxGradNorm);
-  return overflow;
+  *factor = scaler_.stepFactor(globalCheck(comm_, local), precision_.maxGradNorm);
+  return *factor == 0.0f;
 }
 
 void Zero::update(size_t b, float factor, int64_t step) {

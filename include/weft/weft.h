@@ -125,10 +125,12 @@ typedef struct {
                              shared memory or buffers */
 } weftCallStats_t;
 
+/* Kinds may be added at the end: a caller sets size to the sizeof(weftCommStats_t) it was built
+ * with, and gets the kinds that fit. */
 typedef struct {
-  size_t size; /* sizeof(weftCommStats_t): set by the caller */
-  weftCallStats_t byKind[weftNumStatsKinds];
+  size_t size;
   weftCallStats_t total;
+  weftCallStats_t byKind[weftNumStatsKinds];
 } weftCommStats_t;
 
 /* The library hides every symbol but these declarations, its API. */

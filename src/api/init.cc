@@ -1,6 +1,7 @@
 // Communicator setup and teardown: unique ids, init (by id, all in one process, from the
 // launcher's environment), split, finalize, destroy, abort and queries.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -183,6 +184,7 @@ weftResult_t weftCommInitAll(weftComm_t* comms, int ndev, const int* /*devlist*/
   std::vector<weftResult_t> results(static_cast<size_t>(ndev), weftSuccess);
   std::vector<std::string> errors(static_cast<size_t>(ndev));
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(ndev));
   for (int r = 0; r < ndev; ++r) {
     threads.emplace_back([&, r] {
       results[r] = weftCommInitRank(&comms[r], ndev, id, r);
@@ -308,15 +310,21 @@ weftResult_t weftCommGetStats(weftComm_t comm, weftCommStats_t* stats) {
   Communicator* c = nullptr;
   Status s = weft::lookupCommAnyState(comm, &c);
   if (s.ok() && stats == nullptr) s = Status(weftInvalidArgument, "stats is NULL");
-  if (s.ok() && stats->size != sizeof(weftCommStats_t)) {
-    s = weft::errorf(
-        weftInvalidArgument,
-        "stats->size is %zu, not sizeof(weftCommStats_t) (%zu): set it before the call, "
-        "and build against this version's weft.h",
-        stats->size, sizeof(weftCommStats_t));
+  if (s.ok() && stats->size < offsetof(weftCommStats_t, byKind)) {
+    s = weft::errorf(weftInvalidArgument,
+                     "stats->size is %zu, too small for any weftCommStats_t: set it to "
+                     "sizeof(weftCommStats_t) before the call",
+                     stats->size);
   }
   if (!s.ok()) return report(s.withContext("weftCommGetStats"));
-  c->stats().read(stats);
+  // A caller built with fewer kinds gets those it knows; one built with more keeps its own
+  // values of the rest.
+  weftCommStats_t all{};
+  c->stats().read(&all);
+  const size_t size = stats->size;
+  memcpy(reinterpret_cast<char*>(stats) + sizeof(size_t),
+         reinterpret_cast<const char*>(&all) + sizeof(size_t),
+         std::min(size, sizeof(all)) - sizeof(size_t));
   return weftSuccess;
 }
 

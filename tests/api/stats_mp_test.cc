@@ -3,7 +3,9 @@
 // and over shm's byte rings), conserved across ranks; bounds on shm's own paths; reset; misuse.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -56,6 +58,10 @@ void runOneOfEach(weftComm_t comm, int rank) {
             weftSuccess);
   ASSERT_EQ(weftAllGather(in.data(), out.data(), kBlock, weftInt32, comm, nullptr), weftSuccess);
   ASSERT_EQ(weftBroadcast(in.data(), out.data(), n, weftInt32, 0, comm, nullptr), weftSuccess);
+  ASSERT_EQ(weftReduce(in.data(), out.data(), n, weftInt32, weftSum, 1, comm, nullptr),
+            weftSuccess);
+  ASSERT_EQ(weftAllToAll(in.data(), out.data(), kBlock, weftInt32, comm, nullptr), weftSuccess);
+  ASSERT_EQ(weftBarrier(comm, nullptr), weftSuccess);
   std::vector<int64_t> msg(1000, 42);
   if (rank == 0) {
     ASSERT_EQ(weftSend(msg.data(), 1000, weftInt64, 1, comm, nullptr), weftSuccess);
@@ -92,6 +98,14 @@ TEST_P(Stats, CountsCallsSizesAndTraffic) {
     EXPECT_EQ(ag.bytes, whole);
     EXPECT_EQ(bc.calls, 1u);
     EXPECT_EQ(bc.bytes, whole);
+    const weftCallStats_t& rd = s.byKind[weftStatsReduce];
+    const weftCallStats_t& aa = s.byKind[weftStatsAllToAll];
+    EXPECT_EQ(rd.calls, 1u);
+    EXPECT_EQ(rd.bytes, whole);
+    EXPECT_EQ(aa.calls, 1u);
+    EXPECT_EQ(aa.bytes, whole);
+    EXPECT_EQ(s.byKind[weftStatsBarrier].calls, 1u);
+    EXPECT_EQ(s.byKind[weftStatsBarrier].bytes, 0u);
     EXPECT_EQ(s.byKind[weftStatsSend].calls, rank == 0 ? 1u : 0u);
     EXPECT_EQ(s.byKind[weftStatsSend].bytes, rank == 0 ? 8000u : 0u);
     EXPECT_EQ(s.byKind[weftStatsRecv].calls, rank == 1 ? 1u : 0u);
@@ -119,15 +133,29 @@ TEST_P(Stats, CountsCallsSizesAndTraffic) {
       EXPECT_EQ(ag.bytesSent, others * block);
       EXPECT_EQ(ag.bytesReceived, others * block);
       EXPECT_EQ(bc.bytesReceived, rank == 0 ? 0u : whole);
+      // Every rank sends each other its block, and the reduce's root gets the others' data.
+      EXPECT_EQ(aa.bytesSent, others * block);
+      EXPECT_EQ(aa.bytesReceived, others * block);
+      if (rank == 1) EXPECT_GE(rd.bytesReceived, others * whole / kRanks);
     } else {
       // Shared memory: each rank must get what it lacks of the others' data, and reads no
       // peer's more than once.
       EXPECT_GE(ar.bytesReceived, others * whole / kRanks);
       EXPECT_LE(ar.bytesReceived, others * whole);
       EXPECT_GE(ar.bytesSent, others * whole / kRanks);
-      EXPECT_GE(rs.bytesReceived, others * block);
-      EXPECT_LE(rs.bytesReceived, others * block);
+      // A rank's own block of a reduce-scatter or all-to-all never leaves it.
+      EXPECT_EQ(rs.bytesReceived, others * block);
+      EXPECT_EQ(rs.bytesSent, others * block);
+      EXPECT_EQ(aa.bytesReceived, others * block);
+      EXPECT_EQ(aa.bytesSent, others * block);
       EXPECT_EQ(ag.bytesReceived, others * block);
+      // The reduce's root gets at least what it lacks of the others' data, and each of the
+      // others gives some.
+      if (rank == 1) {
+        EXPECT_GE(rd.bytesReceived, others * whole / kRanks);
+      } else {
+        EXPECT_GE(rd.bytesSent, whole / kRanks);
+      }
       EXPECT_EQ(bc.bytesReceived, rank == 0 ? 0u : whole);
       EXPECT_EQ(bc.bytesSent, rank == 0 ? whole : 0u);
     }
@@ -207,10 +235,19 @@ TEST(StatsMisuse, NullSizeAndHandleAreErrors) {
     EXPECT_EQ(weftCommGetStats(comm, nullptr), weftInvalidArgument);
     EXPECT_NE(std::string(weftGetLastError(nullptr)).find("stats is NULL"), std::string::npos);
     weftCommStats_t s{};
-    s.size = sizeof(s) - 8;
+    s.size = 4;
     EXPECT_EQ(weftCommGetStats(comm, &s), weftInvalidArgument);
-    EXPECT_NE(std::string(weftGetLastError(nullptr)).find("sizeof(weftCommStats_t)"),
-              std::string::npos);
+    EXPECT_NE(std::string(weftGetLastError(nullptr)).find("too small"), std::string::npos);
+    // A caller built with fewer kinds gets those, and nothing past them is written.
+    int32_t x = 1;
+    ASSERT_EQ(weftAllReduce(&x, &x, 1, weftInt32, weftSum, comm, nullptr), weftSuccess);
+    ASSERT_EQ(weftBarrier(comm, nullptr), weftSuccess);
+    memset(&s, 0x5a, sizeof(s));
+    s.size = offsetof(weftCommStats_t, byKind) + 3 * sizeof(weftCallStats_t);
+    ASSERT_EQ(weftCommGetStats(comm, &s), weftSuccess);
+    EXPECT_EQ(s.total.calls, 2u);
+    EXPECT_EQ(s.byKind[weftStatsAllReduce].calls, 1u);  // kind 2, the third
+    EXPECT_EQ(s.byKind[weftStatsBarrier].calls, 0x5a5a5a5a5a5a5a5au);
     EXPECT_EQ(weftCommGetStats(nullptr, &s), weftInvalidArgument);
     EXPECT_EQ(weftCommResetStats(nullptr), weftInvalidArgument);
     EXPECT_EQ(weftCommDestroy(comm), weftSuccess);

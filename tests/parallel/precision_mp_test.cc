@@ -43,6 +43,15 @@ TEST(Precision, LossScalerHalvesOnOverflowAndDoublesAfterTheInterval) {
   s.update(false);
   s.update(false);
   EXPECT_EQ(s.scale(), 512.0f);
+  // A step's factor unscales by the scale the gradients were computed with, though the step
+  // doubles it; an overflow gives 0 (skip) and halves it.
+  c.growthInterval = 1;
+  LossScaler g(c);
+  EXPECT_EQ(g.stepFactor(GradientCheck{0, 1.0}, 0.0f), 1.0f / 1024);
+  EXPECT_EQ(g.scale(), 2048.0f);
+  EXPECT_FLOAT_EQ(g.stepFactor(GradientCheck{0, 100.0}, 5.0f), 1.0f / 2048 * 0.5f);  // 10 to 5
+  EXPECT_EQ(g.stepFactor(GradientCheck{3, 1.0}, 0.0f), 0.0f);
+  EXPECT_EQ(g.scale(), 2048.0f);
   c.type = weftBfloat16;  // bfloat16 and float32 are not scaled
   LossScaler flat(c);
   EXPECT_EQ(flat.scale(), 1.0f);
@@ -81,24 +90,37 @@ TEST(Precision, ConfigsAreChecked) {
   EXPECT_THROW(parallel::checkPrecision(c), Error);
 }
 
-// Float32 through the mixed step is the plain step, bit for bit; bfloat16 keeps the master
-// weights in float32 and stores them rounded, so updates below the 16-bit step accumulate.
+// Float32 through the mixed step, with a factor on the gradients, against Adam written out in
+// double; bfloat16 keeps the master weights in float32 and stores them rounded, so updates below
+// the 16-bit step accumulate.
 TEST(Precision, AdamOnMasterWeights) {
-  const AdamConfig adam{1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f};
-  std::vector<float> a = {1.0f, -0.5f, 0.25f}, b = a, g = {0.3f, -0.2f, 1e-3f};
-  std::vector<float> ma(3), va(3), mb(3), vb(3);
+  const AdamConfig adam{1e-2f, 0.9f, 0.999f, 1e-3f, 0.1f};
+  const std::vector<float> g = {0.3f, -0.2f, 1e-3f};
+  std::vector<float> b = {1.0f, -0.5f, 0.25f}, out(3), mb(3), vb(3);
+  std::vector<double> x = {1.0, -0.5, 0.25}, xm(3), xv(3);
   for (int step = 1; step <= 5; ++step) {
-    parallel::adamStep(adam, step, a, g, ma, va);
-    parallel::adamStepMixed(adam, step, b, g.data(), weftFloat32, 1.0f, mb, vb, nullptr);
+    parallel::adamStepMixed(adam, step, b, g.data(), weftFloat32, 0.5f, mb, vb, out.data());
+    for (size_t i = 0; i < 3; ++i) {
+      const double gi = 0.5 * g[i] + 0.1 * x[i];
+      xm[i] = 0.9 * xm[i] + 0.1 * gi;
+      xv[i] = 0.999 * xv[i] + 0.001 * gi * gi;
+      const double mhat = xm[i] / (1 - std::pow(0.9, step));
+      const double vhat = xv[i] / (1 - std::pow(0.999, step));
+      x[i] -= 1e-2 * mhat / (std::sqrt(vhat) + 1e-3);
+    }
   }
-  EXPECT_EQ(a, b);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NEAR(b[i], x[i], 1e-6) << i;
+    EXPECT_EQ(out[i], b[i]) << i;  // copied out to the parameters, which are apart
+  }
 
+  const AdamConfig small{1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f};
   std::vector<float> master = {1.0f, 1.0f};
   std::vector<uint16_t> grads = {floatToBf16(0.5f), floatToBf16(-0.5f)};
   std::vector<uint16_t> params(2);
   std::vector<float> m(2), v(2);
   for (int step = 1; step <= 5; ++step)
-    parallel::adamStepMixed(adam, step, master, grads.data(), weftBfloat16, 1.0f, m, v,
+    parallel::adamStepMixed(small, step, master, grads.data(), weftBfloat16, 1.0f, m, v,
                             params.data());
   // Each step moves a weight by about lr: 5e-3 in all, below bfloat16's step at 1 (2^-7), so
   // the stored 16-bit weights are the master weights rounded, not 1 left unchanged.

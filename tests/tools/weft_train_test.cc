@@ -259,8 +259,10 @@ TEST(WeftTrain, ParameterServersHoldTheOptimizerState) {
   EXPECT_NE(r.err.find("3 servers: there are 2 ranks"), std::string::npos) << r.out << r.err;
   r = train(2, {"--param-server", "1", "--zero", "2", "--steps", "1"});
   EXPECT_NE(r.exitCode(), 0);
-  EXPECT_NE(r.err.find("--param-server runs float32 data parallelism"), std::string::npos)
-      << r.out << r.err;
+  EXPECT_NE(r.err.find("runs float32 data parallelism"), std::string::npos) << r.out << r.err;
+  r = train(2, {"--offload", "--zero", "3,0", "--steps", "1"});
+  EXPECT_NE(r.exitCode(), 0);
+  EXPECT_NE(r.err.find("needs --zero 1, 2 or 3"), std::string::npos) << r.out << r.err;
 }
 
 // fp16's loss scaling: a scale so large that the first steps' gradients overflow on every

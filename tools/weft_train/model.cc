@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "tools/weft_train/random.h"
+
 namespace weft_train {
 namespace {
 
@@ -57,16 +59,9 @@ std::vector<TensorSpec> tensorSpecs(const ModelShape& shape) {
   return specs;
 }
 
-// splitmix64's output function: a bijective mix of all 64 bits.
-uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 // splitmix64: advance the state by the golden-ratio increment, mix it.
 uint64_t nextRandom(uint64_t* state) {
-  *state += 0x9E3779B97F4A7C15ULL;
+  *state += kSplitMixGamma;
   return mix64(*state);
 }
 

@@ -1,6 +1,7 @@
 #include "tools/weft_train/options.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 namespace weft_train {
 
@@ -74,6 +75,18 @@ bool parseOptions(int argc, char** argv, Options* out, int* exitCode) {
     app.parse(argc, argv);
     if (!o.dump.empty() && o.zeros.size() * o.precisions.size() > 1) {
       throw CLI::ValidationError("--dump", "writes the parameters of one mode, not of several");
+    }
+    const bool allDataParallel =
+        std::all_of(o.zeros.begin(), o.zeros.end(), [](int z) { return z == 0; });
+    const bool allFp32 = std::all_of(o.precisions.begin(), o.precisions.end(),
+                                     [](const std::string& p) { return p == "fp32"; });
+    if (o.paramServers > 0 && (!allDataParallel || o.offload || !allFp32 || o.clip > 0)) {
+      throw CLI::ValidationError("--param-server",
+                                 "runs float32 data parallelism: not with --zero, --offload, "
+                                 "--precision or --clip");
+    }
+    if (o.offload && std::find(o.zeros.begin(), o.zeros.end(), 0) != o.zeros.end()) {
+      throw CLI::ValidationError("--offload", "needs --zero 1, 2 or 3");
     }
   } catch (const CLI::ParseError& e) {
     *exitCode = app.exit(e);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
-#include <stdexcept>
 
 #include "weft/float16.hpp"
 #include "weft/parallel/data_parallel.hpp"
@@ -58,9 +57,8 @@ class DataParallelStrategy : public Strategy {
       weft::parallel::GradientCheck check;
       for (size_t i = 0; i < counts_.size(); ++i)
         weft::parallel::checkGradients(gradData(i), type_, counts_[i], 1 / lossScale(), &check);
-      scaler_.update(check.nonFinite > 0);
-      if (check.nonFinite > 0) return false;
-      factor = weft::parallel::clipFactor(check, precision_.maxGradNorm) / lossScale();
+      factor = scaler_.stepFactor(check, precision_.maxGradNorm);
+      if (factor == 0.0f) return false;
     }
     ++steps_;
     const size_t total = offsets_.back();
@@ -277,16 +275,10 @@ std::unique_ptr<Strategy> Strategy::create(const Options& o, weft::Comm& comm,
                                            const std::vector<size_t>& units, const AdamConfig& adam,
                                            const PrecisionConfig& precision, MemoryLedger& ledger) {
   if (o.paramServers > 0) {
-    if (o.zero != 0 || o.offload || precision.type != weftFloat32 || precision.maxGradNorm > 0) {
-      throw std::invalid_argument(
-          "--param-server runs float32 data parallelism: not with --zero, --offload, --precision "
-          "or --clip");
-    }
     return std::make_unique<ParameterServerStrategy>(o.paramServers, comm, counts, units,
                                                      o.bucketBytes, adam, ledger);
   }
   if (o.zero == 0) {
-    if (o.offload) throw std::invalid_argument("--offload needs --zero 1, 2 or 3");
     return std::make_unique<DataParallelStrategy>(comm, counts, units, o.bucketBytes, adam,
                                                   precision, ledger);
   }

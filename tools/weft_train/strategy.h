@@ -27,7 +27,7 @@ class Strategy {
  public:
   // As the options say (--zero, --offload, --param-server, --bucket-bytes); counts are the
   // parameter tensors' lengths and units their units. Collective over comm, as are step() and
-  // allParameters(). Throws std::invalid_argument for options that do not go together.
+  // allParameters(). The options go together (parseOptions checks).
   static std::unique_ptr<Strategy> create(const Options& options, weft::Comm& comm,
                                           const std::vector<size_t>& counts,
                                           const std::vector<size_t>& units, const AdamConfig& adam,

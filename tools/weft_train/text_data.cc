@@ -7,21 +7,16 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "tools/weft_train/random.h"
+
 namespace weft_train {
 namespace {
-
-// splitmix64's output function: a bijective mix of all 64 bits.
-uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 // A random 64-bit value for (seed, step, example), counter-based: any example of any step can
 // be drawn without drawing the ones before it.
 uint64_t exampleRandom(uint64_t seed, uint64_t step, uint64_t example) {
-  constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ULL;  // splitmix64's increment
-  return mix64(mix64(mix64(seed + kGamma) + step * kGamma) + example * kGamma);
+  return mix64(mix64(mix64(seed + kSplitMixGamma) + step * kSplitMixGamma) +
+               example * kSplitMixGamma);
 }
 
 std::string readFile(const std::string& path) {

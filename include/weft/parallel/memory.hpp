@@ -13,7 +13,8 @@
 namespace weft::parallel {
 
 // kHostPool: what offloading moves out of the memory the model computes in (master weights and
-// optimizer state), allocated apart from the rest (with CUDA, this is pinned host memory).
+// optimizer state), allocated apart from the rest: plain host memory, which no collective
+// touches (beside GPU buffers it would be pinned).
 enum class MemoryKind { kParameters, kGradients, kOptimizerState, kBuckets, kGathered, kHostPool };
 constexpr size_t kMemoryKinds = 6;
 

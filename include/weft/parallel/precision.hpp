@@ -28,6 +28,12 @@ struct PrecisionConfig {
 // Throws weft::Error (weftInvalidArgument) naming what is wrong with a config.
 void checkPrecision(const PrecisionConfig& config);
 
+// What a step's gradients hold, summed over slices and then over ranks.
+struct GradientCheck {
+  double nonFinite = 0;   // elements that are inf or NaN
+  double sumSquares = 0;  // of the gradients times the factor given
+};
+
 class LossScaler {
  public:
   explicit LossScaler(const PrecisionConfig& config);
@@ -35,18 +41,16 @@ class LossScaler {
   // After a step's global check: an overflow halves the scale; growthInterval steps without
   // one double it.
   void update(bool overflow);
+  // A step's end, given its gradients' check over every rank (made with factor 1 / scale()):
+  // what to multiply the gradients by (unscaled by the scale they were computed with, clipped to
+  // maxNorm when it is positive), or 0 when the step must be skipped; then update().
+  float stepFactor(const GradientCheck& global, float maxNorm);
 
  private:
   bool dynamic_;
   float scale_;
   int growthInterval_;
   int goodSteps_ = 0;
-};
-
-// What a step's gradients hold, summed over slices and then over ranks.
-struct GradientCheck {
-  double nonFinite = 0;   // elements that are inf or NaN
-  double sumSquares = 0;  // of the gradients times the factor given
 };
 
 // Adds n gradients of `type` at `grads`, each times `factor`, to *check.

@@ -1,7 +1,8 @@
-// Zero: sharded data parallelism (ZeRO, Rajbhandari et al. 2020) over flat float32
-// parameters that the layer holds. Parameters are laid out in buckets (buckets.hpp) whose
-// lengths split into one equal slice per rank; rank r owns slice r of every bucket, and keeps
-// the optimizer state (Adam's moments) and the averaged gradients of its slices only.
+// Zero: sharded data parallelism (ZeRO, Rajbhandari et al. 2020) over flat parameters that the
+// layer holds, in float32 or a 16-bit type (precision.hpp). Parameters are laid out in buckets
+// (buckets.hpp) whose lengths split into one equal slice per rank; rank r owns slice r of every
+// bucket, and keeps the optimizer state (Adam's moments, and float32 master weights beside a
+// 16-bit type) of its slices only.
 //
 // A bucket whose gradients are all ready is reduce-scattered (an average) on a stream, so that
 // it overlaps the rest of the backward pass; step() waits, runs Adam on this rank's slices, and
@@ -17,8 +18,9 @@
 // With offload (ZeRO-Offload, Ren et al. 2021), the float32 master weights and Adam's moments live
 // in the host pool (MemoryKind::kHostPool) and the update runs on a pool of threads, bucket by
 // bucket in the order the next forward needs them: stages 1-2 all-gather each bucket as soon as
-// its update is done; under stage 3 step() returns at once and gather(u) waits only for unit u's
-// buckets, so the update overlaps the next step's gathers and forward.
+// its update is done; under stage 3 step() returns at once and a gather waits only for the
+// updates of the units it gathers (gather(u, prefetch): u's and prefetch's), so the update
+// overlaps the next step's gathers and forward.
 #pragma once
 
 #include <cstddef>
@@ -76,7 +78,8 @@ class Zero {
   // precision's type; under stage 3 this rank keeps its part.
   void setParam(size_t param, std::span<const float> values);
   // Its gradient, for the backward pass to write before markReady(param): zeros at first in
-  // each step under stage 2 (whose buffers are reused), whatever the last step left under 1.
+  // each step under stages 2 and 3 (whose buffers are reused), whatever the last step left
+  // under 1.
   template <typename T = float>
   std::span<T> grad(size_t param) {
     checkType(dataTypeOf<T>());
