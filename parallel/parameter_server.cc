@@ -4,6 +4,7 @@
 
 #include "agree.h"
 #include "errors.h"  // the layer sees only include/ and itself
+#include "step_end.h"
 
 namespace weft::parallel {
 namespace {
@@ -80,14 +81,7 @@ void ParameterServer::markReady(size_t param) {
 }
 
 void ParameterServer::step() {
-  const weftResult_t waited = weftStreamSynchronize(stream_.get());
-  const std::string missing = readiness_.endStep();  // the next step starts whole either way
-  check(waited, comm_.get());
-  if (!missing.empty()) {
-    fail(weftInvalidUsage, kWho,
-         "step() before the gradients of parameters " + missing +
-             " were marked ready (their buckets were not reduced)");
-  }
+  endReductions(readiness_, weftStreamSynchronize(stream_.get()), comm_, kWho, "step()");
   ++steps_;
   for (size_t b = 0; b < layout_.buckets.size(); ++b) {
     if (serverOf(b) != rank_) continue;

@@ -1,6 +1,7 @@
 // TrafficStats: a communicator's count of completed calls and the bytes they moved, by kind
 // (weftCommGetStats). The thread running an operation adds its traffic as it goes (current())
-// and files it when the operation ends; any thread may read or reset the totals meanwhile.
+// and files it when the operation ends; any thread may read or reset the totals meanwhile (each
+// counter on its own: a read during a filing may see a call's count without its bytes).
 #pragma once
 
 #include <array>
