@@ -1,5 +1,7 @@
 #include "collectives/direct.h"
 
+#include "collectives/call_stamp.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -48,27 +50,39 @@ bool DirectGroup::hasPosted(int r, uint64_t sequence) {
   return latest >= sequence;
 }
 
-bool DirectGroup::mayPost(uint64_t sequence, int* waitingFor) {
-  if (sequence <= 2) return true;
+Status DirectGroup::mayPost(uint64_t sequence, int* waitingFor, bool* may) {
+  *may = true;
+  const bool check = unchecked_ != 0 && unchecked_ == sequence - 1;
+  if (sequence <= 2 && !check) return okStatus();
   for (int r = 0; r < nranks(); ++r) {
     if (r != rank_ && !hasPosted(r, sequence - 1)) {
       *waitingFor = r;
-      return false;
+      *may = false;
+      return okStatus();
     }
   }
-  return true;
+  if (!check) return okStatus();
+  unchecked_ = 0;
+  for (int r = 0; r < nranks(); ++r) {
+    if (r == rank_) continue;
+    // Its slot still holds sequence - 1: it posts sequence + 1 there only after this rank
+    // posts sequence.
+    const uint64_t theirs =
+        areas_[r]->control->posted[slotOf(sequence - 1)].signature.load(std::memory_order_relaxed);
+    if (theirs != uncheckedSignature_) {
+      return slotMismatch(r, theirs, rank_, uncheckedSignature_).withContext("in the call before");
+    }
+  }
+  return okStatus();
 }
 
-Status DirectGroup::checkPosted(int r, uint64_t sequence, uint64_t signature, CollKind kind,
-                                bool* posted) {
+Status DirectGroup::checkPosted(int r, uint64_t sequence, uint64_t signature, bool* posted) {
   const SlotPost& p = areas_[r]->control->posted[slotOf(sequence)];
   *posted = p.sequence.load(std::memory_order_acquire) == sequence;
   if (*posted) seen_[r] = std::max(seen_[r], sequence);  // the next mayPost need not look again
-  if (*posted && p.signature.load(std::memory_order_relaxed) != signature) {
-    return errorf(weftInvalidUsage,
-                  "rank %d called %s with other arguments than rank %d (count, type, operator "
-                  "or root differ, or WEFT_DIRECT_BYTES or WEFT_SHM_SINGLE_COPY*)",
-                  r, collName(kind), rank_);
+  if (*posted) {
+    const uint64_t theirs = p.signature.load(std::memory_order_relaxed);
+    if (theirs != signature) return slotMismatch(r, theirs, rank_, signature);
   }
   return okStatus();
 }
@@ -177,7 +191,7 @@ Status DirectOp::peersPosted(bool* all) {
   for (int r = std::max(waitingFor_, 0); r < group_->nranks(); ++r) {
     if (!readsFrom(r)) continue;
     bool posted = false;
-    WEFT_RETURN_IF_ERROR(group_->checkPosted(r, sequence_, signature_, args_.kind, &posted));
+    WEFT_RETURN_IF_ERROR(group_->checkPosted(r, sequence_, signature_, &posted));
     if (!posted) {
       waitingFor_ = r;
       return okStatus();
@@ -197,6 +211,9 @@ void DirectOp::post() {
   if (bytes > 0) copyOut(to, send_, bytes, stream);
   countSent(bytesForPeers(bytes));
   group_->post(sequence_, signature_);
+  if (args_.kind == CollKind::kBroadcast || args_.kind == CollKind::kReduce) {
+    group_->leaveUnchecked(sequence_, signature_);  // readsFrom leaves peers out
+  }
 }
 
 // Of what this rank posted, what its peers read: a reduce's root and a rank's own block of a
@@ -273,7 +290,9 @@ void DirectOp::finish() {
 Status DirectOp::progress(bool* progressed) {
   *progressed = false;
   if (state_ == State::kWaitSlot) {
-    if (!group_->mayPost(sequence_, &waitingFor_)) return okStatus();
+    bool may = false;
+    WEFT_RETURN_IF_ERROR(group_->mayPost(sequence_, &waitingFor_, &may));
+    if (!may) return okStatus();
     waitingFor_ = -1;
     post();
     state_ = State::kWaitPeers;

@@ -48,10 +48,17 @@ class DirectGroup {
   // Whether this rank may post `sequence` in slot sequence % 2: every peer has posted the one
   // before, so nobody reads what that slot held two operations ago. Else *waitingFor is the
   // first peer that has not.
-  bool mayPost(uint64_t sequence, int* waitingFor);
-  // Whether rank r's slot holds `sequence`; weftInvalidUsage if it was posted with another
-  // signature (the ranks called `kind` with different arguments).
-  Status checkPosted(int r, uint64_t sequence, uint64_t signature, CollKind kind, bool* posted);
+  // Also compares the peers' signatures of an operation left unchecked (leaveUnchecked).
+  Status mayPost(uint64_t sequence, int* waitingFor, bool* may);
+  // An operation that read only some peers' slots (a broadcast's root reads none): the next
+  // operation's mayPost compares the others' signatures of it with this one.
+  void leaveUnchecked(uint64_t sequence, uint64_t signature) {
+    unchecked_ = sequence;
+    uncheckedSignature_ = signature;
+  }
+  // Whether rank r's slot holds `sequence`; weftInvalidUsage naming both calls if it was
+  // posted with another signature (collectives/call_stamp.h).
+  Status checkPosted(int r, uint64_t sequence, uint64_t signature, bool* posted);
   // Publishes this rank's slot for `sequence` (its data written before), then ringPeers().
   void post(uint64_t sequence, uint64_t signature);
   // The kInlineSlotBytes in rank r's flag line for `sequence`: written before post(), read once
@@ -107,6 +114,8 @@ class DirectGroup {
   uint64_t sequence_ = 0;
   uint64_t chunks_ = 0;
   std::vector<uint64_t> seen_;  // per rank, the latest operation seen posted
+  uint64_t unchecked_ = 0;      // see leaveUnchecked
+  uint64_t uncheckedSignature_ = 0;
   shm::PeerMemory peerMemory_;
   std::array<TimedChoice, kNumCollKinds> stagingStores_;      // by kind
   std::array<TimedChoice, kNumCollKinds> singleCopyChoices_;  // by kind
@@ -125,8 +134,8 @@ class GroupOp : public Progressable {
   const std::vector<std::pair<int, bool>>& pendingIo() override;
 
  protected:
-  // signature identifies the call (collective, count, type, operator, root); ranks whose
-  // signatures differ get weftInvalidUsage instead of each other's data.
+  // signature identifies the call and its path (slotSignature, collectives/call_stamp.h); ranks
+  // whose signatures differ get weftInvalidUsage instead of each other's data.
   void begin(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
              size_t elemSize, ReduceFn reduce, uint64_t signature);
 

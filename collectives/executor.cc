@@ -4,6 +4,8 @@
 #include <cstring>
 #include <utility>
 
+#include "collectives/call_stamp.h"
+
 namespace weft {
 void Executor::ReduceSink::reset(char* dst, const char* src, size_t elemSize, ReduceFn reduce) {
   dst_ = dst;
@@ -210,6 +212,7 @@ Status Executor::progressSends(PeerQueues& q, bool* progressed) {
       q.out.data = addressOf(s.src);
       q.out.bytes = bytesOf(s.src, s.count);
       q.out.flags = sendFlags_;
+      q.out.call = call_;
       q.sendActive = true;
     }
     size_t before = q.out.headerSent + q.out.sent;
@@ -232,6 +235,8 @@ Status Executor::progressRecvs(PeerQueues& q, bool* progressed) {
       const Step& s = steps_[index];
       q.in = IncomingMessage{};
       q.in.bytes = bytesOf(s.dst, s.count);
+      q.in.flags = sendFlags_;
+      q.in.call = call_;
       if (s.kind == StepKind::kRecvReduce) {
         q.sink.reset(addressOf(s.dst), addressOf(s.src), buffers_[s.dst.buf].elemSize, reduce_);
         q.in.sink = &q.sink;
@@ -242,7 +247,14 @@ Status Executor::progressRecvs(PeerQueues& q, bool* progressed) {
     }
     size_t before = q.in.headerReceived + q.in.received;
     bool done = false;
-    WEFT_RETURN_IF_ERROR(q.channel->progressRecv(q.in, &done));
+    Status st = q.channel->progressRecv(q.in, &done);
+    if (!st.ok()) {
+      if (st.code() == weftInvalidUsage && q.in.headerReceived == sizeof(MessageHeader) &&
+          !callMatches(q.in)) {
+        return callMismatch(q.peer, q.in.header, q.channel->rank(), call_, sendFlags_);
+      }
+      return st;
+    }
     if (q.in.headerReceived + q.in.received != before) *progressed = true;
     if (!done) return okStatus();
     q.recvActive = false;

@@ -37,6 +37,10 @@ class Executor : public Progressable {
   Status start(const Schedule& schedule, std::vector<BufferView> buffers, ReduceFn reduce,
                Channel* const* channels, int nranks);
 
+  // The call this run belongs to, stamped on every message it sends and expected on every one
+  // it receives (collectives/call_stamp.h). Point-to-point schedules leave it zero.
+  void setCall(const CallStamp& call) { call_ = call; }
+
   // Runs the same schedule again on other buffers of the same sizes and the same overlaps
   // (in place or not) as the ones start() analysed, without analysing it again.
   void rebind(std::vector<BufferView> buffers);
@@ -113,7 +117,8 @@ class Executor : public Progressable {
   std::vector<uint32_t> initialLocal_;  // local steps that depend on nothing
   std::vector<std::pair<int, bool>> pendingIo_;
   ReduceFn reduce_ = nullptr;
-  uint16_t sendFlags_ = 0;  // of every message sent (transports/channel.h)
+  uint16_t sendFlags_ = 0;  // of every message sent and received (transports/channel.h)
+  CallStamp call_;
   size_t completed_ = 0;
 };
 

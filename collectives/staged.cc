@@ -132,7 +132,7 @@ Status StagedOp::checkPeersPosted(bool* all) {
   for (int r = 0; r < group_->nranks(); ++r) {
     if (r == group_->rank()) continue;
     bool posted = false;
-    WEFT_RETURN_IF_ERROR(group_->checkPosted(r, sequence_, signature_, args_.kind, &posted));
+    WEFT_RETURN_IF_ERROR(group_->checkPosted(r, sequence_, signature_, &posted));
     if (!posted) {
       *all = false;
       waitingFor_ = r;
@@ -571,7 +571,9 @@ void StagedOp::recordTime() {
 Status StagedOp::progress(bool* progressed) {
   *progressed = false;
   if (state_ == State::kWaitSlot) {
-    if (!group_->mayPost(sequence_, &waitingFor_)) {
+    bool may = false;
+    WEFT_RETURN_IF_ERROR(group_->mayPost(sequence_, &waitingFor_, &may));
+    if (!may) {
       waitingWhat_ = "reach the previous operation";
       return okStatus();
     }

@@ -54,7 +54,8 @@ Status Channel::sendSome(OutgoingMessage& m, bool* done, size_t budget) {
   *done = false;
   if (!m.started) {
     m.header = MessageHeader{kMessageMagic, kMessageVersion, m.flags,
-                             commTag_,      sendSequence_++, static_cast<uint64_t>(m.bytes)};
+                             commTag_,      sendSequence_++, static_cast<uint64_t>(m.bytes),
+                             m.call};
     m.started = true;
   }
   while (m.headerSent < sizeof(MessageHeader)) {
@@ -86,6 +87,11 @@ Status Channel::sendSome(OutgoingMessage& m, bool* done, size_t budget) {
   return okStatus();
 }
 
+bool callMatches(const IncomingMessage& m) {
+  return (m.header.flags & kPointToPointMessage) == (m.flags & kPointToPointMessage) &&
+         m.header.call == m.call;
+}
+
 Status Channel::checkHeader(const IncomingMessage& m) const {
   const MessageHeader& h = m.header;
   if (h.magic != kMessageMagic || h.version != kMessageVersion) {
@@ -100,6 +106,10 @@ Status Channel::checkHeader(const IncomingMessage& m) const {
     return errorf(weftInternalError, "message from rank %d out of order: #%llu, expected #%llu",
                   peer_, static_cast<unsigned long long>(h.sequence),
                   static_cast<unsigned long long>(recvSequence_));
+  }
+  if (!callMatches(m)) {
+    return errorf(weftInvalidUsage, "rank %d made another call than rank %d (message #%llu)", peer_,
+                  rank_, static_cast<unsigned long long>(h.sequence));
   }
   if (h.bytes != m.bytes) {
     return errorf(weftInvalidUsage,

@@ -13,6 +13,16 @@
 
 namespace weft {
 
+// The call a message belongs to, as its sender made it. The layer above decides what the words
+// hold (collectives/call_stamp.h); the channel only checks that sender and receiver agree, so
+// ranks that made different calls fail instead of reading each other's data.
+struct CallStamp {
+  uint64_t what = 0;  // the call and its arguments but the count
+  uint64_t count = 0;
+  uint64_t sequence = 0;  // which of the communicator's calls
+  bool operator==(const CallStamp&) const = default;
+};
+
 struct MessageHeader {
   uint32_t magic;
   uint16_t version;
@@ -20,11 +30,12 @@ struct MessageHeader {
   uint64_t commTag;
   uint64_t sequence;
   uint64_t bytes;
+  CallStamp call;
 };
-static_assert(sizeof(MessageHeader) == 32);
+static_assert(sizeof(MessageHeader) == 56);
 
 constexpr uint32_t kMessageMagic = 0x5746544du;  // "WFTM"
-constexpr uint16_t kMessageVersion = 1;
+constexpr uint16_t kMessageVersion = 2;
 // Header flag of a point-to-point send's message, by which a receive from any source tells it
 // from a collective's.
 constexpr uint16_t kPointToPointMessage = 1;
@@ -40,6 +51,7 @@ struct OutgoingMessage {
   const void* data = nullptr;
   size_t bytes = 0;
   uint16_t flags = 0;
+  CallStamp call;
   // Progress, kept by the channel.
   MessageHeader header{};
   size_t headerSent = 0;
@@ -51,11 +63,18 @@ struct IncomingMessage {
   void* data = nullptr;  // where payload goes when sink is null
   PayloadSink* sink = nullptr;
   size_t bytes = 0;  // what the receiver expects
+  // The call it expects the message to belong to: a message whose stamp or point-to-point flag
+  // differs fails with weftInvalidUsage (and keeps its header here, for a fuller message).
+  uint16_t flags = 0;
+  CallStamp call;
   // Progress, kept by the channel.
   MessageHeader header{};
   size_t headerReceived = 0;
   size_t received = 0;
 };
+
+// Whether a received header (complete) belongs to the call the receive expected.
+bool callMatches(const IncomingMessage& m);
 
 class Channel {
  public:
@@ -73,6 +92,7 @@ class Channel {
   Status peekHeader(const MessageHeader** header);
 
   Link* link() const { return link_; }
+  int rank() const { return rank_; }
   int peer() const { return peer_; }
   uint64_t sendSequence() const { return sendSequence_; }
   uint64_t recvSequence() const { return recvSequence_; }

@@ -97,6 +97,9 @@ class Communicator {
   // Waits until every operation issued so far has run.
   Status drain();
   uint64_t nextSequence() { return sequence_++; }
+  // Collectives only, which every rank calls alike (point-to-point calls are not counted): the
+  // number in their messages' stamps (collectives/call_stamp.h).
+  uint64_t nextCollective() { return collectives_++; }
   // Completed calls and their traffic (weftCommGetStats); src/enqueue/count.h files them.
   TrafficStats& stats() { return stats_; }
 
@@ -158,6 +161,7 @@ class Communicator {
   std::atomic<uint64_t> nextTicket_{0};
   std::atomic<uint64_t> doneTicket_{0};
   uint64_t sequence_ = 0;
+  uint64_t collectives_ = 0;
 
   std::atomic<bool> failed_{false};  // error_ is set: the fast check of usable()
   mutable std::mutex errorMutex_;

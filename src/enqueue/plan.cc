@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "collectives/call_stamp.h"
 #include "collectives/cost_model.h"
 #include "collectives/datatype.h"
 #include "collectives/executor_cache.h"
@@ -25,22 +26,9 @@ size_t messageBytes(const CollArgs& a, size_t elemSize) {
   return a.count * elemSize;
 }
 
-// What a direct collective's peers must agree on.
-uint64_t signatureOf(const Op& op) {
-  uint64_t h = 1469598103934665603ull;
-  for (uint64_t v : {static_cast<uint64_t>(op.args.kind), static_cast<uint64_t>(op.args.count),
-                     static_cast<uint64_t>(op.type), static_cast<uint64_t>(op.redop),
-                     static_cast<uint64_t>(op.args.root)}) {
-    h = (h ^ v) * 1099511628211ull;
-  }
-  return h;
+CallSpec specOf(const Op& op) {
+  return CallSpec{op.args.kind, op.args.count, op.type, op.redop, op.args.root};
 }
-
-// Mixed into the signature of staged collectives, and of those in the single-copy band, so
-// that ranks that took different paths for the same call (their WEFT_DIRECT_BYTES or
-// WEFT_SHM_SINGLE_COPY* differ) find out instead of misreading each other's slots.
-constexpr uint64_t kStagedMark = 0x57a6ed0c0ffeull;
-constexpr uint64_t kSingleCopyMark = 0x5c0b1c0b1ull;
 
 // Whether a collective across hosts runs in tiers (reduce inside hosts, then among host
 // leaders, then broadcast inside hosts), priced tier by tier with the links each tier uses
@@ -173,7 +161,8 @@ bool startDirect(Communicator& comm, const Op& op) {
   }
   if (!group->fits(a, es, maxBytes)) return false;
   const ReduceFn reduce = isReduction(a.kind) ? reduceFunction(op.type, op.redop) : nullptr;
-  comm.directOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce, signatureOf(op));
+  comm.directOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce,
+                        slotSignature(specOf(op), SlotPath::kDirect));
   return true;
 }
 
@@ -183,6 +172,7 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
   *out = Phase();
   out->label = collectiveLabel(op, comm.nextSequence());
   out->type = op.type;
+  const uint64_t call = comm.nextCollective();
   if (out->label.reduces && op.redop == weftAvg &&
       (a.kind != CollKind::kReduce || a.rank == a.root)) {
     out->averageBuffer = op.recvbuff;
@@ -198,9 +188,10 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
   if (DirectGroup* group = comm.direct()) {
     if (StagedOp::fits(*group, a)) {
       const bool band = comm.singleCopyLimits().covers(*group, a, es);
-      comm.stagedOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce,
-                            signatureOf(op) ^ kStagedMark ^ (band ? kSingleCopyMark : 0),
-                            comm.streamBytes(), band);
+      comm.stagedOp().start(
+          group, a, op.sendbuff, op.recvbuff, es, reduce,
+          slotSignature(specOf(op), band ? SlotPath::kStagedOrSingleCopy : SlotPath::kStaged),
+          comm.streamBytes(), band);
       out->runnable = &comm.stagedOp();
       out->staged = &comm.stagedOp();
       out->label.path = band ? PhaseLabel::Path::kStagedOrSingleCopy : PhaseLabel::Path::kStaged;
@@ -217,6 +208,7 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
       out->label.tiered = hit->tiered;
       out->label.tiers = hit->tiers;
       hit->executor->rebind(collectiveBuffers(comm, op, a, hit->scratchCount));
+      hit->executor->setCall(stampOf(specOf(op), call));
       out->runnable = hit->executor.get();
       return okStatus();
     }
@@ -234,10 +226,12 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
     WEFT_RETURN_IF_ERROR(
         buildPlacedSchedule(choice.algo, a, comm.algoParams(es), comm.ringOrder(), &schedule));
   }
+  addCallCheck(a, comm.ringOrder(), &schedule);
   auto executor = std::make_unique<Executor>();
   WEFT_RETURN_IF_ERROR(executor->start(schedule,
                                        collectiveBuffers(comm, op, a, schedule.scratchCount),
                                        reduce, comm.channels(), comm.nranks()));
+  executor->setCall(stampOf(specOf(op), call));
   WEFT_INFO(kColl, "%s: %zu steps, predicted %.1f us", out->label.describe().c_str(),
             schedule.steps.size(), predictedUs);
   if (cacheable) {

@@ -302,6 +302,7 @@ Status runCollective(const Op& op) {
   uint64_t sequence = 0;
   if (direct) {
     sequence = comm.nextSequence();
+    comm.nextCollective();  // planCollective counts the others
     if (logEnabled(LogLevel::kTrace, kColl)) {
       setLogRank(comm.rank());
       WEFT_TRACE(kColl, "%s", directLabel(op, sequence).describe().c_str());

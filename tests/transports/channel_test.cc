@@ -24,7 +24,7 @@ bool pump(Channel& from, OutgoingMessage& out) {
 }
 
 TEST(Channel, AHeaderReadAheadIsTakenByTheReceiveAndCountedOnce) {
-  auto [a, b] = makeLoopbackPair(16);  // smaller than a header
+  auto [a, b] = makeLoopbackPair(32);  // more than half a header, less than a whole one
   Channel sender(a.get(), kTag, 0, 1), receiver(b.get(), kTag, 1, 0);
   std::vector<int32_t> data(100), got(100, -1);
   std::iota(data.begin(), data.end(), 5);
@@ -49,6 +49,7 @@ TEST(Channel, AHeaderReadAheadIsTakenByTheReceiveAndCountedOnce) {
   IncomingMessage in;
   in.data = got.data();
   in.bytes = out.bytes;
+  in.flags = kPointToPointMessage;
   bool received = false, sent = false;
   while (!received) {
     if (!sent) sent = pump(sender, out);
@@ -81,6 +82,35 @@ TEST(Channel, AReceiveOfAnotherSizeAfterALookAheadIsRefused) {
   EXPECT_NE(s.message().find("rank 0 sent 400 bytes where rank 1 expected 200"), std::string::npos)
       << s.message();
   EXPECT_EQ(got, std::vector<int32_t>(50, -1));  // nothing copied
+}
+
+// A message stamped for another call, or a point-to-point one where a collective's is expected,
+// is refused before any payload byte is copied, its header kept for the caller's message.
+TEST(Channel, AMessageOfAnotherCallIsRefused) {
+  const CallStamp ours{1, 100, 7};
+  for (auto [theirs, flags] :
+       {std::pair{CallStamp{2, 100, 7}, uint16_t{0}}, std::pair{CallStamp{1, 101, 7}, uint16_t{0}},
+        std::pair{CallStamp{1, 100, 8}, uint16_t{0}}, std::pair{ours, kPointToPointMessage}}) {
+    auto [a, b] = makeLoopbackPair(1024);
+    Channel sender(a.get(), kTag, 0, 1), receiver(b.get(), kTag, 1, 0);
+    std::vector<int32_t> data(100, 3), got(100, -1);
+    OutgoingMessage out;
+    out.data = data.data();
+    out.bytes = sizeof(int32_t) * data.size();
+    out.call = theirs;
+    out.flags = flags;
+    ASSERT_TRUE(pump(sender, out));
+    IncomingMessage in;
+    in.data = got.data();
+    in.bytes = out.bytes;
+    in.call = ours;
+    bool done = false;
+    Status s = receiver.progressRecv(in, &done);
+    EXPECT_EQ(s.code(), weftInvalidUsage) << s.message();
+    EXPECT_FALSE(callMatches(in));
+    EXPECT_EQ(in.header.call, theirs);
+    EXPECT_EQ(got, std::vector<int32_t>(100, -1));
+  }
 }
 
 }  // namespace
