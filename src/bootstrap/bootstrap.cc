@@ -3,7 +3,6 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -152,9 +151,7 @@ Status Bootstrap::connectRing(const UniqueIdData& id) {
     WEFT_RETURN_IF_ERROR(acceptSocket(listener_, until, options_.abort, &s, &from)
                              .withContext(strprintf("waiting for rank %d to connect", prev)));
     RingHello h;
-    Deadline helloDeadline =
-        Deadline::after(std::min<int64_t>(kHelloTimeoutMs, until.remainingMs(INT32_MAX)));
-    Status r = recvAll(s, &h, sizeof(h), helloDeadline, options_.abort);
+    Status r = recvAll(s, &h, sizeof(h), until.capped(kHelloTimeoutMs), options_.abort);
     if (r.ok() &&
         (h.magic != kBootstrapMagic || h.version != kBootstrapVersion || h.secret != id.secret ||
          h.commTag != id.commTag || h.fromRank != prev || h.toRank != options_.rank)) {

@@ -1,6 +1,5 @@
 #include "src/bootstrap/root.h"
 
-#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -47,9 +46,7 @@ class Root {
                                .withContext(strprintf("waiting for ranks (%zu of %d arrived)",
                                                       arrivals_.size(), nranks_)));
       RootHello hello;
-      int64_t left = deadline_.remainingMs(INT32_MAX);
-      Deadline helloDeadline = Deadline::after(std::min<int64_t>(kHelloTimeoutMs, left));
-      Status r = recvAll(s, &hello, sizeof(hello), helloDeadline, nullptr);
+      Status r = recvAll(s, &hello, sizeof(hello), deadline_.capped(kHelloTimeoutMs), nullptr);
       if (r.ok()) r = validate(hello);
       if (!r.ok()) {
         WEFT_WARN(kBootstrap, "bootstrap root: refused a connection from %s: %s",
