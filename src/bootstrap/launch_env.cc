@@ -1,5 +1,7 @@
 #include "src/bootstrap/launch_env.h"
 
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
@@ -10,13 +12,21 @@
 namespace weft {
 namespace {
 
-std::optional<int> readInt(const EnvReader& env, const char* name) {
+// An integer variable: *out stays empty when it is unset; a value that is not a whole number
+// that fits an int is an error naming the variable (strtol would wrap 4294967298 to 2).
+Status readInt(const EnvReader& env, const char* name, std::optional<int>* out) {
+  *out = std::nullopt;
   auto v = env(name);
-  if (!v) return std::nullopt;
+  if (!v) return okStatus();
   char* end = nullptr;
-  long n = strtol(v->c_str(), &end, 10);
-  if (end == v->c_str() || *end != '\0') return std::nullopt;
-  return static_cast<int>(n);
+  errno = 0;
+  const long long n = strtoll(v->c_str(), &end, 10);
+  if (end == v->c_str() || *end != '\0' || errno == ERANGE || n < INT_MIN || n > INT_MAX) {
+    return errorf(weftInvalidArgument, "%s=%s is not an integer in [%d, %d]", name, v->c_str(),
+                  INT_MIN, INT_MAX);
+  }
+  *out = static_cast<int>(n);
+  return okStatus();
 }
 
 struct Convention {
@@ -69,7 +79,8 @@ Status rootAddress(const EnvReader& env, const std::string& launcher, std::strin
   }
   if (auto addr = env("MASTER_ADDR")) {
     // torchrun's own store listens on MASTER_PORT; the Weft root takes the port after it.
-    auto port = readInt(env, "MASTER_PORT");
+    std::optional<int> port;
+    WEFT_RETURN_IF_ERROR(readInt(env, "MASTER_PORT", &port));
     if (!port) return Status(weftInvalidUsage, "MASTER_ADDR is set but MASTER_PORT is not");
     *out = *addr + ":" + std::to_string(*port + 1);
     return okStatus();
@@ -77,7 +88,8 @@ Status rootAddress(const EnvReader& env, const std::string& launcher, std::strin
   if (launcher == "Slurm") {
     auto nodes = env("SLURM_STEP_NODELIST");
     if (!nodes) nodes = env("SLURM_JOB_NODELIST");
-    auto job = readInt(env, "SLURM_JOB_ID");
+    std::optional<int> job;
+    WEFT_RETURN_IF_ERROR(readInt(env, "SLURM_JOB_ID", &job));
     if (nodes && job) {
       int port = 20000 + (*job % 20000);  // the same on every node of the job, without talking
       *out = firstSlurmHost(*nodes) + ":" + std::to_string(port);
@@ -106,8 +118,9 @@ std::string firstSlurmHost(const std::string& nodelist) {
 Status readLaunchInfo(const EnvReader& env, LaunchInfo* out) {
   *out = LaunchInfo();
   for (const Convention& c : kConventions) {
-    auto rank = readInt(env, c.rankVar);
-    auto size = readInt(env, c.sizeVar);
+    std::optional<int> rank, size;
+    WEFT_RETURN_IF_ERROR(readInt(env, c.rankVar, &rank));
+    WEFT_RETURN_IF_ERROR(readInt(env, c.sizeVar, &size));
     if (!rank || !size) continue;
     if (*size <= 0 || *rank < 0 || *rank >= *size) {
       return errorf(weftInvalidArgument, "%s=%d and %s=%d do not name a rank", c.rankVar, *rank,

@@ -220,6 +220,17 @@ TEST(LaunchEnv, Errors) {
               {"WEFT_COMM_SECRET", "xyz"}},
              &info);
   EXPECT_EQ(s.code(), weftInvalidArgument);
+  // Integers are read strictly: no wrapping, no trailing text.
+  for (const char* size : {"4294967298", "2x", "-9223372036854775809"}) {
+    s = launch({{"WEFT_RANK", "0"}, {"WEFT_WORLD_SIZE", size}, {"WEFT_COMM_ID", "h:1"}}, &info);
+    EXPECT_EQ(s.code(), weftInvalidArgument) << size;
+    EXPECT_NE(s.message().find(std::string("WEFT_WORLD_SIZE=") + size), std::string::npos)
+        << s.message();
+  }
+  s = launch(
+      {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "99999999999"}},
+      &info);
+  EXPECT_NE(s.message().find("MASTER_PORT=99999999999"), std::string::npos) << s.message();
 }
 
 TEST(LaunchEnv, FirstSlurmHost) {
