@@ -20,16 +20,20 @@
 namespace weft {
 namespace {
 
-// Rank 0 of a launch runs the root on the launch's port, on every interface of its host.
-Status startLaunchRoot(const UniqueIdData& id, int64_t timeoutMs) {
-  SockAddr any = id.root.toSockAddr();
-  SockAddr wildcard;
-  wildcard.length = any.length;
-  wildcard.storage.ss_family = static_cast<sa_family_t>(any.family());
-  wildcard.setPort(any.port());
+// Rank 0 of a launch runs the root on the launch's port: on that address only where it was
+// written as one (127.0.0.1 keeps it off the network), else on every interface of its host.
+Status startLaunchRoot(const UniqueIdData& id, int nranks, int64_t timeoutMs) {
+  SockAddr address = id.root.toSockAddr();
+  if (!id.rootAtGivenAddress) {
+    SockAddr wildcard;
+    wildcard.length = address.length;
+    wildcard.storage.ss_family = static_cast<sa_family_t>(address.family());
+    wildcard.setPort(address.port());
+    address = wildcard;
+  }
   SockAddr bound;
-  return startRoot(wildcard, id.secret, id.commTag, timeoutMs, &bound)
-      .withContext("starting the rendezvous root on port " + std::to_string(any.port()));
+  return startRoot(address, id.secret, id.commTag, timeoutMs, nranks, &bound)
+      .withContext("starting the rendezvous root on " + address.toString());
 }
 
 Status initRank(Communicator** out, int nranks, const UniqueIdData& id, int rank,
@@ -42,7 +46,7 @@ Status initRank(Communicator** out, int nranks, const UniqueIdData& id, int rank
   CommConfig config;
   WEFT_RETURN_IF_ERROR(resolveConfig(userConfig, &config));
   if (id.rootStartedByRank0 && rank == 0) {
-    WEFT_RETURN_IF_ERROR(startLaunchRoot(id, config.timeoutMs));
+    WEFT_RETURN_IF_ERROR(startLaunchRoot(id, nranks, config.timeoutMs));
   }
   auto comm = std::make_unique<Communicator>(rank, nranks, config);
   if (inGroup() || !config.blocking) {
@@ -152,7 +156,7 @@ weftResult_t weftGetUniqueId(weftUniqueId* uniqueId) {
   if (auto commId = weft::getEnv("WEFT_COMM_ID")) {
     // As NCCL_COMM_ID: the root runs at that address, started by rank 0 during init.
     weft::SockAddr root;
-    s = weft::SockAddr::parse(*commId, &root);
+    s = weft::SockAddr::parse(*commId, &root, &id.rootAtGivenAddress);
     if (s.ok()) s = weft::randomBytes(id.secret.data(), id.secret.size());
     if (s.ok()) s = weft::randomBytes(&id.commTag, sizeof(id.commTag));
     id.root = weft::WireAddress::from(root);

@@ -88,7 +88,7 @@ std::string SockAddr::toString() const {
   return "<no address>";
 }
 
-Status SockAddr::parse(const std::string& text, SockAddr* out) {
+Status SockAddr::parse(const std::string& text, SockAddr* out, bool* numeric) {
   std::string host;
   std::string port = "0";
   if (!text.empty() && text[0] == '[') {
@@ -117,6 +117,11 @@ Status SockAddr::parse(const std::string& text, SockAddr* out) {
   int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &result);
   if (rc != 0 || result == nullptr) {
     return errorf(weftInvalidArgument, "cannot resolve '%s': %s", text.c_str(), gai_strerror(rc));
+  }
+  if (numeric != nullptr) {
+    in6_addr scratch;
+    *numeric = inet_pton(AF_INET, host.c_str(), &scratch) == 1 ||
+               inet_pton(AF_INET6, host.c_str(), &scratch) == 1;
   }
   *out = SockAddr();
   memcpy(&out->storage, result->ai_addr, result->ai_addrlen);

@@ -27,7 +27,9 @@ struct SockAddr {
   // "10.0.0.1:5000" or "[fe80::1]:5000".
   std::string toString() const;
   // "host:port", "[v6]:port" or "v6addr" forms; host names are resolved.
-  static Status parse(const std::string& text, SockAddr* out);
+  // *numeric (when given) says whether the host was written as an address, which means the same
+  // on every host, rather than a name, which each host resolves for itself.
+  static Status parse(const std::string& text, SockAddr* out, bool* numeric = nullptr);
 };
 
 struct NetInterface {

@@ -155,7 +155,8 @@ namespace weft {
 
 Status idFromLaunchInfo(const LaunchInfo& info, UniqueIdData* out) {
   SockAddr root;
-  WEFT_RETURN_IF_ERROR(SockAddr::parse(info.rootAddress, &root));
+  bool numeric = false;
+  WEFT_RETURN_IF_ERROR(SockAddr::parse(info.rootAddress, &root, &numeric));
   if (root.port() == 0) {
     return errorf(weftInvalidArgument, "rendezvous address '%s' needs a port",
                   info.rootAddress.c_str());
@@ -166,6 +167,7 @@ Status idFromLaunchInfo(const LaunchInfo& info, UniqueIdData* out) {
   std::string secretText(reinterpret_cast<const char*>(info.secret.data()), info.secret.size());
   id.commTag = hashString(info.rootAddress + "|" + secretText);
   id.rootStartedByRank0 = true;
+  id.rootAtGivenAddress = numeric;
   *out = id;
   return okStatus();
 }

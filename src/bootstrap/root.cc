@@ -1,6 +1,7 @@
 #include "src/bootstrap/root.h"
 
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -21,11 +22,12 @@ struct Arrival {
 
 class Root {
  public:
-  Root(Socket listener, const Secret& secret, uint64_t commTag, int64_t timeoutMs)
+  Root(Socket listener, const Secret& secret, uint64_t commTag, int64_t timeoutMs, int nranks)
       : listener_(std::move(listener)),
         secret_(secret),
         commTag_(commTag),
-        deadline_(Deadline::after(timeoutMs)) {}
+        deadline_(Deadline::after(timeoutMs)),
+        expected_(nranks) {}
 
   void run() {
     Status s = gather();
@@ -71,33 +73,38 @@ class Root {
     if (h.nranks <= 0 || h.rank < 0 || h.rank >= h.nranks) {
       return errorf(weftInvalidUsage, "rank %d of %d is out of range", h.rank, h.nranks);
     }
+    if (expected_ > 0 && h.nranks != expected_) {
+      return errorf(weftInvalidUsage, "it says there are %d ranks; the launch has %d", h.nranks,
+                    expected_);
+    }
     return okStatus();
   }
 
   // Errors here are the ranks' mistakes and end the rendezvous for everyone.
+  // Memory grows with the ranks that arrived, never with the count a hello claims.
   Status admit(const RootHello& h) {
-    if (nranks_ == 0) {
-      nranks_ = h.nranks;
-      table_.resize(static_cast<size_t>(nranks_));
-      seen_.assign(static_cast<size_t>(nranks_), false);
-    }
+    if (nranks_ == 0) nranks_ = h.nranks;
     if (h.nranks != nranks_) {
       return errorf(weftInvalidUsage, "rank %d says there are %d ranks, others said %d", h.rank,
                     h.nranks, nranks_);
     }
-    if (seen_[h.rank]) return errorf(weftInvalidUsage, "two processes claim rank %d", h.rank);
-    seen_[h.rank] = true;
-    table_[h.rank] = h.info;
+    if (!arrived_.emplace(h.rank, h.info).second) {
+      return errorf(weftInvalidUsage, "two processes claim rank %d", h.rank);
+    }
     return okStatus();
   }
 
   Status distribute() {
     RootReply reply;
     reply.nranks = nranks_;
+    std::vector<RankInfo> table;
+    table.reserve(arrived_.size());
+    for (const auto& [rank, info] : arrived_)  // every rank 0..nranks-1, in order
+      table.push_back(info);
     for (auto& a : arrivals_) {
       WEFT_RETURN_IF_ERROR(sendAll(a.socket, &reply, sizeof(reply), deadline_, nullptr));
       WEFT_RETURN_IF_ERROR(
-          sendAll(a.socket, table_.data(), table_.size() * sizeof(RankInfo), deadline_, nullptr));
+          sendAll(a.socket, table.data(), table.size() * sizeof(RankInfo), deadline_, nullptr));
     }
     return okStatus();
   }
@@ -116,20 +123,21 @@ class Root {
   Secret secret_;
   uint64_t commTag_;
   Deadline deadline_;
+  int expected_;  // the launch's world size; 0 where the first hello sets nranks_
   int nranks_ = 0;
-  std::vector<RankInfo> table_;
-  std::vector<bool> seen_;
+  std::map<int, RankInfo> arrived_;
   std::vector<Arrival> arrivals_;
 };
 
 }  // namespace
 
 Status startRoot(const SockAddr& address, const Secret& secret, uint64_t commTag, int64_t timeoutMs,
-                 SockAddr* bound) {
+                 int nranks, SockAddr* bound) {
   Socket listener;
   WEFT_RETURN_IF_ERROR(listenSocket(address, &listener, bound));
   WEFT_INFO(kBootstrap, "bootstrap root listening on %s", bound->toString().c_str());
-  std::thread([root = std::make_shared<Root>(std::move(listener), secret, commTag, timeoutMs)] {
+  std::thread([root = std::make_shared<Root>(std::move(listener), secret, commTag, timeoutMs,
+                                             nranks)] {
     root->run();
   }).detach();
   return okStatus();
@@ -148,7 +156,7 @@ Status newRendezvous(int64_t timeoutMs, UniqueIdData* out) {
   WEFT_RETURN_IF_ERROR(randomBytes(id.secret.data(), id.secret.size()));
   WEFT_RETURN_IF_ERROR(randomBytes(&id.commTag, sizeof(id.commTag)));
   SockAddr bound;
-  WEFT_RETURN_IF_ERROR(startRoot(address, id.secret, id.commTag, timeoutMs, &bound));
+  WEFT_RETURN_IF_ERROR(startRoot(address, id.secret, id.commTag, timeoutMs, 0, &bound));
   id.root = WireAddress::from(bound);
   *out = id;
   return okStatus();

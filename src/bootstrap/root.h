@@ -12,8 +12,10 @@
 namespace weft {
 
 // Listens on address (port 0: any free port) and returns once listening; *bound is where.
+// nranks > 0 (a launch, whose size rank 0 knows) refuses hellos that claim another size, as
+// strangers; 0 takes the first admitted hello's.
 Status startRoot(const SockAddr& address, const Secret& secret, uint64_t commTag, int64_t timeoutMs,
-                 SockAddr* bound);
+                 int nranks, SockAddr* bound);
 
 }  // namespace weft
 

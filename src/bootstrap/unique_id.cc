@@ -35,7 +35,7 @@ void encodeUniqueId(const UniqueIdData& data, weftUniqueId* id) {
   PackedId p{};
   p.magic = kBootstrapMagic;
   p.version = kBootstrapVersion;
-  p.rootByRank0 = data.rootStartedByRank0 ? 1 : 0;
+  p.rootByRank0 = (data.rootStartedByRank0 ? 1 : 0) | (data.rootAtGivenAddress ? 2 : 0);
   p.root = data.root;
   p.secret = data.secret;
   p.commTag = data.commTag;
@@ -57,7 +57,8 @@ Status decodeUniqueId(const weftUniqueId& id, UniqueIdData* data) {
   data->root = p.root;
   data->secret = p.secret;
   data->commTag = p.commTag;
-  data->rootStartedByRank0 = p.rootByRank0 != 0;
+  data->rootStartedByRank0 = (p.rootByRank0 & 1) != 0;
+  data->rootAtGivenAddress = (p.rootByRank0 & 2) != 0;
   return okStatus();
 }
 

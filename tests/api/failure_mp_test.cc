@@ -13,11 +13,18 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "src/bootstrap/launch_env.h"
+#include "src/bootstrap/unique_id.h"
+#include "src/bootstrap/wire.h"
 #include "tests/api/process_ranks.h"
 #include "weft/weft.h"
 
@@ -165,6 +172,84 @@ TEST(Strangers, RefusedWhileTheCommunicatorForms) {
   int status = 0;
   waitpid(strangers, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the strangers could not connect";
+  expectAllOk(results);
+}
+
+// The state of the listening TCP socket on `port` in /proc/net/tcp: its local address in the
+// kernel's hex ("0100007F" for 127.0.0.1, "00000000" for every interface), or "" if none.
+std::string listeningAddress(int port) {
+  std::ifstream tcp("/proc/net/tcp");
+  std::string line;
+  char portHex[8];
+  snprintf(portHex, sizeof(portHex), ":%04X", port);
+  while (std::getline(tcp, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (state == "0A" && local.size() > 5 && local.substr(local.size() - 5) == portHex) {
+      return local.substr(0, local.size() - 5);
+    }
+  }
+  return "";
+}
+
+// A stranger that knows the launch's secret (derived from WEFT_COMM_ID where the launcher sets
+// none) claims INT_MAX ranks, then 3: rank 0's root refuses both as it refuses a wrong secret,
+// instead of allocating for INT_MAX ranks or failing every rank's init. The root listens on the
+// address WEFT_COMM_ID gave (127.0.0.1), not on every interface.
+TEST(Strangers, AHelloClaimingAnotherWorldSizeIsRefused) {
+  const int port = freeLoopbackPort();
+  const std::string commId = "127.0.0.1:" + std::to_string(port);
+  const std::string secret = "00112233445566778899aabbccddeeff";
+  pid_t stranger = fork();
+  if (stranger == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const std::map<std::string, std::string> vars = {{"WEFT_RANK", "1"},
+                                                     {"WEFT_WORLD_SIZE", "2"},
+                                                     {"WEFT_COMM_ID", commId},
+                                                     {"WEFT_COMM_SECRET", secret}};
+    LaunchInfo info;
+    UniqueIdData id;
+    auto env = [&vars](const char* name) -> std::optional<std::string> {
+      auto it = vars.find(name);
+      return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+    if (!readLaunchInfo(env, &info).ok() || !idFromLaunchInfo(info, &id).ok()) _exit(2);
+    std::vector<int> sockets;
+    for (int32_t nranks : {INT32_MAX, 3}) {
+      int fd = connectTo(port);
+      if (fd < 0) _exit(3);
+      RootHello hello;
+      hello.secret = id.secret;
+      hello.commTag = id.commTag;
+      hello.rank = 1;
+      hello.nranks = nranks;
+      if (write(fd, &hello, sizeof(hello)) != static_cast<ssize_t>(sizeof(hello))) _exit(4);
+      sockets.push_back(fd);
+    }
+    if (listeningAddress(port) != "0100007F") _exit(5);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    for (int fd : sockets)
+      close(fd);
+    _exit(0);
+  }
+  auto results = runProcesses(
+      2, {{"WEFT_COMM_ID", commId}, {"WEFT_COMM_SECRET", secret}},
+      [](int rank) {
+        if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        weftComm_t comm = nullptr;
+        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
+        int v = rank + 1;
+        ASSERT_EQ(weftAllReduce(&v, &v, 1, weftInt32, weftSum, comm, nullptr), weftSuccess);
+        EXPECT_EQ(v, 3);
+        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+      },
+      60);
+  int status = 0;
+  waitpid(stranger, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the stranger failed at step " << WEXITSTATUS(status)
+      << " (5: the root does not listen on 127.0.0.1 only)";
   expectAllOk(results);
 }
 
