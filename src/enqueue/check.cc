@@ -1,11 +1,16 @@
 #include "src/enqueue/check.h"
 
+#include <cstdint>
+
 #include "collectives/datatype.h"
 #include "src/comm/communicator.h"
 #include "src/enqueue/group.h"
 
 namespace weft {
 namespace {
+
+// No object is larger (a C pointer difference must fit), so no buffer of a call is either.
+constexpr size_t kMaxBufferBytes = PTRDIFF_MAX;
 
 bool overlaps(const void* a, size_t aBytes, const void* b, size_t bBytes) {
   auto pa = reinterpret_cast<uintptr_t>(a);
@@ -66,7 +71,8 @@ Status checkCollective(const Op& op) {
   size_t sendCount = sendBufferCount(a);
   size_t recvCount = recvBufferCount(a);
   size_t totalBytes = 0;  // what an all-gather's receive buffer holds, without the divisions
-  if (__builtin_mul_overflow(a.count, es * static_cast<size_t>(n), &totalBytes)) {
+  if (__builtin_mul_overflow(a.count, es * static_cast<size_t>(n), &totalBytes) ||
+      totalBytes > kMaxBufferBytes) {
     return errorf(weftInvalidArgument, "%s: count %zu is too large", collName(a.kind), a.count);
   }
   // Buffers a rank does not use may be NULL: non-roots' send buffer in broadcast, non-roots'
@@ -125,7 +131,7 @@ Status checkOp(const Op& op) {
       return errorf(weftInvalidArgument, "%s: peer %d is out of range (communicator of %d ranks)",
                     name, op.peer, n);
     }
-    if (op.count > SIZE_MAX / typeSize(op.type)) {
+    if (op.count > kMaxBufferBytes / typeSize(op.type)) {
       return errorf(weftInvalidArgument, "%s: count %zu is too large", name, op.count);
     }
     const void* buf = op.kind == OpKind::kSend ? op.sendbuff : op.recvbuff;

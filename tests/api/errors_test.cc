@@ -75,6 +75,11 @@ TEST_F(BadInput, CountsThatOverflow) {
       weftInvalidArgument, "is too large");
   expectError(weftSend(buf_, SIZE_MAX, weftFloat32, 0, comms_[0], nullptr), weftInvalidArgument,
               "is too large");
+  // Bytes that fit a size_t but no object: larger than PTRDIFF_MAX.
+  expectError(weftRecv(buf_, SIZE_MAX, weftInt8, 1, comms_[0], nullptr), weftInvalidArgument,
+              "is too large");
+  expectError(weftAllGather(buf_, buf_ + 64, PTRDIFF_MAX / 2 + 1, weftUint8, comms_[0], nullptr),
+              weftInvalidArgument, "is too large");
 }
 
 TEST_F(BadInput, OverlappingBuffers) {
@@ -168,6 +173,18 @@ TEST(BadSetup, InitArguments) {
   EXPECT_NE(std::string(weftGetLastError(nullptr)).find("carrier-pigeon"), std::string::npos);
   EXPECT_EQ(weftCommInitAll(nullptr, 2, nullptr), weftInvalidArgument);
   EXPECT_EQ(weftGetUniqueId(nullptr), weftInvalidArgument);
+}
+
+// A size the host could never back fails at once, not with SIGBUS when its pages are touched.
+TEST(BadSetup, MemAllocBeyondTheHostsMemory) {
+  void* p = reinterpret_cast<void*>(1);
+  EXPECT_EQ(weftMemAlloc(&p, size_t{1} << 50), weftSystemError);  // 1 PiB
+  EXPECT_EQ(p, nullptr);
+  EXPECT_NE(std::string(weftGetLastError(nullptr)).find("more than this host's memory"),
+            std::string::npos)
+      << weftGetLastError(nullptr);
+  ASSERT_EQ(weftMemAlloc(&p, 1 << 20), weftSuccess);
+  EXPECT_EQ(weftMemFree(p), weftSuccess);
 }
 
 TEST(BadSetup, GroupAndStreamMisuse) {

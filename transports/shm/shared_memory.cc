@@ -1,6 +1,7 @@
 #include "transports/shm/shared_memory.h"
 
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -48,6 +49,18 @@ Status allocateShared(size_t bytes, void** out) {
     return errorf(weftInvalidArgument, "cannot allocate %zu bytes of shared memory", bytes);
   }
   const size_t total = page + (std::max<size_t>(bytes, 1) + page - 1) / page * page;
+  // A memfd of any size is created and mapped at once, its pages found missing only when
+  // touched (SIGBUS): refuse what the host's memory and swap could never hold.
+  struct sysinfo host {};
+  if (sysinfo(&host) == 0) {
+    const unsigned long long room =
+        (static_cast<unsigned long long>(host.totalram) + host.totalswap) * host.mem_unit;
+    if (total > room) {
+      return errorf(weftSystemError,
+                    "weftMemAlloc: %zu bytes is more than this host's memory and swap (%llu bytes)",
+                    bytes, room);
+    }
+  }
   int fd = memfd_create("weft-mem", MFD_CLOEXEC);
   if (fd < 0) return systemError("weftMemAlloc: memfd_create", errno);
   if (ftruncate(fd, static_cast<off_t>(total)) != 0) {
