@@ -1,5 +1,5 @@
-// Helpers of the C API layer: handles to communicators, and turning a Status into a
-// weftResult_t plus the message weftGetLastError returns.
+// Helpers of the C API layer: looking communicators up by handle (src/comm/registry.h), and
+// turning a Status into a weftResult_t plus the message weftGetLastError returns.
 #pragma once
 
 #include "src/base/status.h"
@@ -7,13 +7,6 @@
 #include "weft/weft.h"
 
 namespace weft {
-
-inline Communicator* unwrap(weftComm_t handle) {
-  return reinterpret_cast<Communicator*>(handle);
-}
-inline weftComm_t wrap(Communicator* comm) {
-  return reinterpret_cast<weftComm_t>(comm);
-}
 
 // Records a failure for weftGetLastError (this thread's and comm's) and returns its code.
 weftResult_t report(const Status& status, Communicator* comm = nullptr);

@@ -30,8 +30,8 @@ weftResult_t report(const Status& status, Communicator* comm) {
 Status lookupCommAnyState(weftComm_t handle, Communicator** out) {
   *out = nullptr;
   if (handle == nullptr) return Status(weftInvalidArgument, "comm is NULL");
-  Communicator* comm = unwrap(handle);
-  if (!isLiveComm(comm)) {
+  Communicator* comm = liveComm(handle);
+  if (comm == nullptr) {
     return Status(weftInvalidArgument,
                   "comm is not a live communicator (destroyed, aborted or never created)");
   }

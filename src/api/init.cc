@@ -36,7 +36,7 @@ Status startLaunchRoot(const UniqueIdData& id, int nranks, int64_t timeoutMs) {
       .withContext("starting the rendezvous root on " + address.toString());
 }
 
-Status initRank(Communicator** out, int nranks, const UniqueIdData& id, int rank,
+Status initRank(weftComm_t* out, int nranks, const UniqueIdData& id, int rank,
                 const weftConfig_t* userConfig, bool* inProgress) {
   *inProgress = false;
   if (nranks < 1) return errorf(weftInvalidArgument, "nranks must be at least 1, not %d", nranks);
@@ -56,8 +56,7 @@ Status initRank(Communicator** out, int nranks, const UniqueIdData& id, int rank
   } else {
     WEFT_RETURN_IF_ERROR(comm->connect(id));
   }
-  registerComm(comm.get());
-  *out = comm.release();
+  *out = registerComm(comm.release());
   return okStatus();
 }
 
@@ -67,11 +66,11 @@ weftResult_t initRankApi(weftComm_t* comm, int nranks, const weftUniqueId& commI
   *comm = nullptr;
   UniqueIdData id;
   Status s = decodeUniqueId(commId, &id);
-  Communicator* c = nullptr;
+  weftComm_t handle = nullptr;
   bool inProgress = false;
-  if (s.ok()) s = initRank(&c, nranks, id, rank, config, &inProgress);
+  if (s.ok()) s = initRank(&handle, nranks, id, rank, config, &inProgress);
   if (!s.ok()) return report(s);
-  *comm = wrap(c);
+  *comm = handle;
   return inProgress ? weftInProgress : weftSuccess;
 }
 

@@ -1,8 +1,10 @@
 #include "src/comm/registry.h"
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
-#include <unordered_set>
+#include <random>
+#include <unordered_map>
 
 namespace weft {
 namespace {
@@ -12,36 +14,56 @@ std::mutex gMutex;
 // until then without taking the lock.
 std::atomic<uint64_t> gGeneration{0};
 struct LastChecked {
-  const Communicator* comm = nullptr;
+  weftComm_t handle = nullptr;
+  Communicator* comm = nullptr;
   uint64_t generation = 0;
 };
 thread_local LastChecked tChecked;  // one thread-local, read once per call
-std::unordered_set<const Communicator*>& live() {
-  static auto* set = new std::unordered_set<const Communicator*>();  // outlives static dtors
-  return *set;
+
+struct Table {
+  std::unordered_map<uintptr_t, Communicator*> byHandle;
+  std::unordered_map<const Communicator*, uintptr_t> byComm;
+  // Tokens start at a random value, so that a stray small integer or an old process's handle is
+  // unlikely to name a live communicator, and are never reused.
+  uintptr_t next = (static_cast<uintptr_t>(std::random_device()()) << 20 | 1) << 4;
+};
+Table& table() {
+  static auto* t = new Table();  // outlives static destructors
+  return *t;
 }
 
 }  // namespace
 
-void registerComm(Communicator* comm) {
+weftComm_t registerComm(Communicator* comm) {
   std::lock_guard<std::mutex> lock(gMutex);
-  live().insert(comm);
+  Table& t = table();
+  const uintptr_t token = t.next;
+  t.next += 16;
+  t.byHandle.emplace(token, comm);
+  t.byComm.emplace(comm, token);
+  return reinterpret_cast<weftComm_t>(token);  // NOLINT(performance-no-int-to-ptr): a token
 }
 
 void unregisterComm(Communicator* comm) {
   std::lock_guard<std::mutex> lock(gMutex);
-  live().erase(comm);
+  Table& t = table();
+  auto it = t.byComm.find(comm);
+  if (it != t.byComm.end()) {
+    t.byHandle.erase(it->second);
+    t.byComm.erase(it);
+  }
   gGeneration.fetch_add(1, std::memory_order_release);
 }
 
-bool isLiveComm(const Communicator* comm) {
+Communicator* liveComm(weftComm_t handle) {
   const uint64_t generation = gGeneration.load(std::memory_order_acquire);
   LastChecked& last = tChecked;
-  if (comm == last.comm && generation == last.generation) return true;
+  if (handle == last.handle && generation == last.generation) return last.comm;
   std::lock_guard<std::mutex> lock(gMutex);
-  if (live().count(comm) == 0) return false;
-  last = {comm, generation};
-  return true;
+  auto it = table().byHandle.find(reinterpret_cast<uintptr_t>(handle));
+  if (it == table().byHandle.end()) return nullptr;
+  last = {handle, it->second, generation};
+  return it->second;
 }
 
 }  // namespace weft

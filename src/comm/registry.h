@@ -1,13 +1,18 @@
-// The set of live communicators, so a call with a destroyed or made-up handle gets an error
-// instead of touching freed memory.
+// The live communicators and their handles. A handle is a token, never the communicator's
+// address: one used after weftCommDestroy stays unknown (weftInvalidArgument) even when a new
+// communicator is allocated at the same address.
 #pragma once
+
+#include "weft/weft.h"
 
 namespace weft {
 
 class Communicator;
 
-void registerComm(Communicator* comm);
+// A new handle for comm, live until unregisterComm.
+weftComm_t registerComm(Communicator* comm);
 void unregisterComm(Communicator* comm);
-bool isLiveComm(const Communicator* comm);
+// The communicator of a live handle; nullptr for a destroyed or made-up one.
+Communicator* liveComm(weftComm_t handle);
 
 }  // namespace weft

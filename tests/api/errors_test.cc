@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "src/comm/registry.h"
 #include "weft/weft.h"
 
 namespace {
@@ -173,6 +174,43 @@ TEST(BadSetup, InitArguments) {
   EXPECT_NE(std::string(weftGetLastError(nullptr)).find("carrier-pigeon"), std::string::npos);
   EXPECT_EQ(weftCommInitAll(nullptr, 2, nullptr), weftInvalidArgument);
   EXPECT_EQ(weftGetUniqueId(nullptr), weftInvalidArgument);
+}
+
+// A communicator allocated where a destroyed one was gets a new handle; the old one stays dead.
+TEST(Registry, AReusedAddressGetsANewHandle) {
+  using weft::Communicator;
+  using weft::liveComm;
+  using weft::registerComm;
+  using weft::unregisterComm;
+  alignas(64) static char memory[64];
+  auto* comm = reinterpret_cast<Communicator*>(memory);  // never dereferenced by the registry
+  const weftComm_t first = registerComm(comm);
+  EXPECT_EQ(liveComm(first), comm);
+  unregisterComm(comm);
+  EXPECT_EQ(liveComm(first), nullptr);
+  const weftComm_t second = registerComm(comm);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(liveComm(first), nullptr);
+  EXPECT_EQ(liveComm(second), comm);
+  unregisterComm(comm);
+}
+
+// A destroyed communicator's handle stays dead while new communicators are made.
+TEST(BadSetup, AHandleUsedAfterDestroyIsRefused) {
+  weftComm_t old = nullptr;
+  ASSERT_EQ(weftCommInitAll(&old, 1, nullptr), weftSuccess);
+  ASSERT_EQ(weftCommDestroy(old), weftSuccess);
+  std::vector<weftComm_t> fresh(16, nullptr);
+  for (weftComm_t& c : fresh) {
+    ASSERT_EQ(weftCommInitAll(&c, 1, nullptr), weftSuccess);
+    EXPECT_NE(c, old);
+  }
+  int v = 1;
+  EXPECT_EQ(weftAllReduce(&v, &v, 1, weftInt32, weftSum, old, nullptr), weftInvalidArgument);
+  for (weftComm_t c : fresh) {
+    EXPECT_EQ(weftAllReduce(&v, &v, 1, weftInt32, weftSum, c, nullptr), weftSuccess);
+    EXPECT_EQ(weftCommDestroy(c), weftSuccess);
+  }
 }
 
 // A size the host could never back fails at once, not with SIGBUS when its pages are touched.
