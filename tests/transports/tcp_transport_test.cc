@@ -164,6 +164,17 @@ void watchStrangers(std::vector<Stranger>* strangers, Clock::time_point start) {
   }
 }
 
+// Makes the rank sleep ms after the address gather, before it connects to its peers.
+void connectLate(RankInfo& info, int ms) {
+  auto gather = info.allGather;
+  auto calls = std::make_shared<int>(0);  // shared by every copy of the function
+  info.allGather = [gather, calls, ms](const Blob& mine, std::vector<Blob>* all) {
+    Status s = gather(mine, all);
+    if ((*calls)++ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return s;
+  };
+}
+
 TEST(TcpTransport, StrangersAreRefusedWhileRanksConnect) {
   std::vector<Stranger> strangers(5);
   strangers[0].what = "garbage";
@@ -207,17 +218,9 @@ TEST(TcpTransport, StrangersAreRefusedWhileRanksConnect) {
   auto exits = runRanks(
       3,
       [&body](RankInfo& info) {
-        if (info.rank == 1) {
-          // Rank 1 connects to rank 2 late, so rank 2 must deal with the strangers while it
-          // waits: what closes them early is the check, not the end of the handshake.
-          auto gather = info.allGather;
-          auto calls = std::make_shared<int>(0);  // shared by every copy of the function
-          info.allGather = [gather, calls](const Blob& mine, std::vector<Blob>* all) {
-            Status s = gather(mine, all);
-            if ((*calls)++ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2000));
-            return s;
-          };
-        }
+        // Rank 1 connects to rank 2 late, so rank 2 must deal with the strangers while it
+        // waits: what closes them early is the check, not the end of the handshake.
+        if (info.rank == 1) connectLate(info, 2000);
         return body(info);
       },
       options);
@@ -232,6 +235,34 @@ TEST(TcpTransport, StrangersAreRefusedWhileRanksConnect) {
     }
     close(s.fd);
   }
+}
+
+// More silent strangers than the listener holds at once queue up before a late real peer: the
+// oldest are dropped to make room, so the real peer still gets in.
+TEST(TcpTransport, AFloodOfSilentStrangersDoesNotKeepALatePeerOut) {
+  std::vector<int> silent;
+  test::RunOptions options;
+  options.onGather = [&](int round, std::vector<Blob>& blobs) {
+    if (round != 0) return;
+    SockAddr rank1;
+    bool listening = false;
+    ASSERT_TRUE(tcp::decodeAddress(blobs[1], 1, &rank1, &listening).ok());
+    for (int i = 0; i < 100; ++i) {
+      silent.push_back(connectTo(rank1));
+      ASSERT_GE(silent.back(), 0);
+    }
+  };
+  auto body = exchangeAllPairs(1, {0, 7, 4096});
+  auto exits = runRanks(
+      2,
+      [&body](RankInfo& info) {
+        if (info.rank == 0) connectLate(info, 500);  // once the strangers are queued
+        return body(info);
+      },
+      options);
+  expectAllOk(exits);
+  for (int fd : silent)
+    close(fd);
 }
 
 TEST(TcpTransport, KilledPeerIsReportedByRead) {

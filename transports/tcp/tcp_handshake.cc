@@ -16,7 +16,8 @@ namespace {
 
 constexpr int kPollSliceMs = 50;
 constexpr int kRetryDelayMs = 50;
-// Unauthenticated connections held at once; more are refused so strangers cannot exhaust fds.
+// Connections held at once; past this many, the oldest that has not shown a valid hello goes,
+// so strangers can neither exhaust fds nor keep a late real peer out.
 constexpr size_t kMaxPending = 64;
 
 bool retryableConnectError(int err) {
@@ -292,9 +293,14 @@ void Handshake::acceptNew() {
     }
     in.socket = Socket(fd);
     if (incoming_.size() >= kMaxPending) {
-      WEFT_WARN(kNet, "tcp: rank %d refused a connection from %s: too many unauthenticated ones",
-                ctx_.rank, in.from.toString().c_str());
-      continue;
+      auto oldest = std::find_if(incoming_.begin(), incoming_.end(),
+                                 [](const Incoming& i) { return !i.answering; });
+      if (oldest == incoming_.end()) {  // every one is a real peer's, being answered
+        drop(in, "too many connections at once");
+        continue;
+      }
+      drop(*oldest, "the oldest of too many unauthenticated connections");
+      incoming_.erase(oldest);
     }
     in.expires = Clock::now() + std::chrono::milliseconds(kHelloTimeoutMs);
     in.revents = POLLIN;  // try reading at once: the hello often came with the connection
