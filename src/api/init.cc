@@ -215,9 +215,13 @@ weftResult_t weftCommInitFromEnv(weftComm_t* comm) {
   weft::UniqueIdData id;
   if (s.ok()) s = weft::idFromLaunchInfo(info, &id);
   if (!s.ok()) return report(s.withContext("weftCommInitFromEnv"));
-  if (!info.secretFromLauncher) {
-    WEFT_INFO(kInit, "no WEFT_COMM_SECRET from %s: using a secret derived from the job",
-              info.launcher.c_str());
+  if (!info.secretFromLauncher && info.rank == 0) {
+    WEFT_WARN(kInit,
+              "no WEFT_COMM_SECRET under %s: the rendezvous secret is derived from the job's "
+              "identity, so whoever can reach %s and knows the job could join; set "
+              "WEFT_COMM_SECRET (32 hex digits) in every rank's environment, or launch with "
+              "weft-run, which does",
+              info.launcher.c_str(), info.rootAddress.c_str());
   }
   weftUniqueId encoded;
   weft::encodeUniqueId(id, &encoded);

@@ -7,12 +7,15 @@
 #include <cstring>
 
 #include "src/base/log.h"
+#include "src/bootstrap/hello_gate.h"
 #include "src/bootstrap/host_identity.h"
 
 namespace weft {
 namespace {
 
+// As the root's (root.cc): how long a silent connection is kept, and how many wait at most.
 constexpr int64_t kHelloTimeoutMs = 2000;
+constexpr size_t kMaxPendingHellos = 64;
 constexpr uint32_t kMaxBlobBytes = 64u << 20;
 
 bool wouldBlock(int err) {
@@ -144,25 +147,23 @@ Status Bootstrap::connectRing(const UniqueIdData& id) {
   hello.toRank = next;
   WEFT_RETURN_IF_ERROR(sendAll(next_, &hello, sizeof(hello), deadline(), options_.abort));
   // Accept until the previous rank shows up; anyone else is refused and logged.
-  Deadline until = deadline();
+  const Deadline until = deadline();
+  HelloGate gate(listener_, sizeof(RingHello), kHelloTimeoutMs, kMaxPendingHellos);
   for (;;) {
     Socket s;
     SockAddr from;
-    WEFT_RETURN_IF_ERROR(acceptSocket(listener_, until, options_.abort, &s, &from)
-                             .withContext(strprintf("waiting for rank %d to connect", prev)));
     RingHello h;
-    Status r = recvAll(s, &h, sizeof(h), until.capped(kHelloTimeoutMs), options_.abort);
-    if (r.ok() &&
-        (h.magic != kBootstrapMagic || h.version != kBootstrapVersion || h.secret != id.secret ||
-         h.commTag != id.commTag || h.fromRank != prev || h.toRank != options_.rank)) {
-      r = Status(weftInvalidUsage, "bad hello (wrong secret, communicator or rank)");
-    }
-    if (r.ok()) {
+    WEFT_RETURN_IF_ERROR(gate.next(until, options_.abort, &s, &from, &h)
+                             .withContext(strprintf("waiting for rank %d to connect", prev)));
+    if (h.magic == kBootstrapMagic && h.version == kBootstrapVersion && h.secret == id.secret &&
+        h.commTag == id.commTag && h.fromRank == prev && h.toRank == options_.rank) {
       prev_ = std::move(s);
       return okStatus();
     }
-    WEFT_WARN(kBootstrap, "bootstrap: refused a connection from %s: %s", from.toString().c_str(),
-              r.message().c_str());
+    WEFT_WARN(kBootstrap,
+              "bootstrap: refused a connection from %s: bad hello (wrong secret, communicator or "
+              "rank)",
+              from.toString().c_str());
   }
 }
 

@@ -8,12 +8,16 @@
 #include <vector>
 
 #include "src/base/log.h"
+#include "src/bootstrap/hello_gate.h"
 #include "src/bootstrap/unique_id.h"
 
 namespace weft {
 namespace {
 
-constexpr int64_t kHelloTimeoutMs = 2000;  // a silent stranger holds the root this long at most
+// A silent stranger holds one of the root's pending connections this long at most; past this
+// many pending ones, the oldest goes (src/bootstrap/hello_gate.h).
+constexpr int64_t kHelloTimeoutMs = 2000;
+constexpr size_t kMaxPendingHellos = 64;
 
 struct Arrival {
   Socket socket;
@@ -41,15 +45,15 @@ class Root {
 
  private:
   Status gather() {
+    HelloGate gate(listener_, sizeof(RootHello), kHelloTimeoutMs, kMaxPendingHellos);
     while (nranks_ == 0 || static_cast<int>(arrivals_.size()) < nranks_) {
       Socket s;
       SockAddr from;
-      WEFT_RETURN_IF_ERROR(acceptSocket(listener_, deadline_, nullptr, &s, &from)
+      RootHello hello;
+      WEFT_RETURN_IF_ERROR(gate.next(deadline_, nullptr, &s, &from, &hello)
                                .withContext(strprintf("waiting for ranks (%zu of %d arrived)",
                                                       arrivals_.size(), nranks_)));
-      RootHello hello;
-      Status r = recvAll(s, &hello, sizeof(hello), deadline_.capped(kHelloTimeoutMs), nullptr);
-      if (r.ok()) r = validate(hello);
+      Status r = validate(hello);
       if (!r.ok()) {
         WEFT_WARN(kBootstrap, "bootstrap root: refused a connection from %s: %s",
                   from.toString().c_str(), r.message().c_str());

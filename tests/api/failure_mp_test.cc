@@ -175,6 +175,64 @@ TEST(Strangers, RefusedWhileTheCommunicatorForms) {
   expectAllOk(results);
 }
 
+// A hundred idle connections reach the rendezvous before the ranks: they are held at once and
+// dropped when silent too long or too many, so the ranks still meet well within WEFT_TIMEOUT
+// (served one by one, 2 s each, they took 200 s).
+TEST(Strangers, IdleConnectionsDoNotHoldTheRendezvous) {
+  const int port = freeLoopbackPort();
+  int connected[2];
+  ASSERT_EQ(pipe(connected), 0);
+  pid_t strangers = fork();
+  if (strangers == 0) {
+    std::vector<int> idle;
+    for (int i = 0; i < 100; ++i) {
+      int fd = connectTo(port);
+      if (fd < 0) _exit(2);
+      idle.push_back(fd);
+    }
+    if (write(connected[1], "y", 1) != 1) _exit(3);
+    pause();  // holds them, silent, past WEFT_TIMEOUT, until killed
+    _exit(0);
+  }
+  close(connected[1]);
+  const auto start = std::chrono::steady_clock::now();
+  auto results = runProcesses(
+      3, {{"WEFT_COMM_ID", "127.0.0.1:" + std::to_string(port)}, {"WEFT_TIMEOUT", "6"}},
+      [](int rank) {
+        if (rank > 0) std::this_thread::sleep_for(std::chrono::milliseconds(700));
+        weftComm_t comm = nullptr;
+        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
+        int v = rank;
+        ASSERT_EQ(weftAllReduce(&v, &v, 1, weftInt32, weftSum, comm, nullptr), weftSuccess);
+        EXPECT_EQ(v, 3);
+        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+      },
+      60);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(6));
+  char byte = 0;
+  EXPECT_EQ(read(connected[0], &byte, 1), 1) << "the strangers could not connect";
+  close(connected[0]);
+  kill(strangers, SIGKILL);
+  waitpid(strangers, nullptr, 0);
+  expectAllOk(results);
+}
+
+// Without WEFT_COMM_SECRET the secret is derived from the job, which strangers may know: rank 0
+// says so at WARN, once.
+TEST(Strangers, ADerivedSecretIsWarnedAbout) {
+  const RankFiles logs("derived-secret");
+  auto results = runProcesses(2, {{"WEFT_COMM_SECRET", ""}, {"WEFT_DEBUG", "WARN"}}, [&](int rank) {
+    logs.route(rank);
+    weftComm_t comm = nullptr;
+    ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
+    EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+  });
+  expectAllOk(results);
+  const std::string log0 = logs.take(0);
+  EXPECT_NE(log0.find("WARN no WEFT_COMM_SECRET under weft-run"), std::string::npos) << log0;
+  EXPECT_EQ(logs.take(1).find("WEFT_COMM_SECRET"), std::string::npos);
+}
+
 // The state of the listening TCP socket on `port` in /proc/net/tcp: its local address in the
 // kernel's hex ("0100007F" for 127.0.0.1, "00000000" for every interface), or "" if none.
 std::string listeningAddress(int port) {

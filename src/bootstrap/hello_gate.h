@@ -1,0 +1,55 @@
+// HelloGate: accepts connections on a listener and reads a fixed-size hello from each, many at
+// once. A silent or slow stranger holds only its own connection, for at most perConnectionMs,
+// and past maxPending unfinished connections the oldest is dropped, so strangers cannot keep
+// the real peers out (a real peer sends its hello as soon as it connects).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "src/base/socket.h"
+#include "src/base/status.h"
+#include "src/base/wait.h"
+
+namespace weft {
+
+class HelloGate {
+ public:
+  HelloGate(const Socket& listener, size_t helloBytes, int64_t perConnectionMs, size_t maxPending)
+      : listener_(listener),
+        helloBytes_(helloBytes),
+        perConnectionMs_(perConnectionMs),
+        maxPending_(maxPending) {}
+
+  // Waits until some connection has sent a whole hello: its socket, address and the hello's
+  // bytes (helloBytes of them, at hello). weftTimeout at the deadline; abort stops it.
+  Status next(Deadline deadline, const AbortFlag* abort, Socket* socket, SockAddr* from,
+              void* hello);
+
+  // Connections dropped so far: silent past their time, closed early, or the oldest when too
+  // many waited.
+  size_t dropped() const { return dropped_; }
+
+ private:
+  struct Pending {
+    Socket socket;
+    SockAddr from;
+    std::vector<char> hello;
+    size_t got = 0;
+    Deadline expires;
+  };
+  Status acceptAll();
+  void drop(size_t index, const char* why);
+
+  const Socket& listener_;
+  size_t helloBytes_;
+  int64_t perConnectionMs_;
+  size_t maxPending_;
+  std::deque<Pending> pending_;  // oldest first
+  size_t dropped_ = 0;
+};
+
+}  // namespace weft
