@@ -141,4 +141,27 @@ Status checkOp(const Op& op) {
   return checkCollective(op);
 }
 
+Status checkSelfPairs(const std::vector<Op>& ops) {
+  std::vector<const Op*> sends, recvs;
+  for (const Op& op : ops) {
+    if (op.kind == OpKind::kCollective || op.peer != op.comm->rank()) continue;
+    (op.kind == OpKind::kSend ? sends : recvs).push_back(&op);
+  }
+  if (sends.size() != recvs.size()) {
+    return errorf(weftInvalidUsage,
+                  "%zu sends to self but %zu receives from self: a send to oneself needs its "
+                  "receive in the same group (weftGroupStart/weftGroupEnd)",
+                  sends.size(), recvs.size());
+  }
+  for (size_t i = 0; i < sends.size(); ++i) {
+    const size_t from = sends[i]->count * typeSize(sends[i]->type);
+    const size_t to = recvs[i]->count * typeSize(recvs[i]->type);
+    if (from != to) {
+      return errorf(weftInvalidUsage, "send to self of %zu bytes meets a receive of %zu bytes",
+                    from, to);
+    }
+  }
+  return okStatus();
+}
+
 }  // namespace weft

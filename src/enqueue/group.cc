@@ -1,9 +1,11 @@
 #include "src/enqueue/group.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
 #include "src/comm/communicator.h"
+#include "src/enqueue/check.h"
 #include "src/enqueue/runner.h"
 #include "src/enqueue/stream.h"
 
@@ -83,6 +85,24 @@ Status enqueueNow(Op&& op) {
   return okStatus();
 }
 
+// checkSelfPairs for the sends and receives of each work launch() makes (one communicator on
+// one stream), which pair among themselves only.
+Status checkEachCommSelfPairs(const std::vector<Op>& ops) {
+  std::vector<std::pair<Communicator*, weftStream_t>> checked;
+  for (const Op& op : ops) {
+    if (op.kind == OpKind::kCollective || op.peer != op.comm->rank()) continue;
+    const std::pair work{op.comm, op.stream};
+    if (std::find(checked.begin(), checked.end(), work) != checked.end()) continue;
+    checked.push_back(work);
+    std::vector<Op> same;
+    for (const Op& o : ops) {
+      if (o.comm == op.comm && o.stream == op.stream) same.push_back(o);
+    }
+    WEFT_RETURN_IF_ERROR(checkSelfPairs(same));
+  }
+  return okStatus();
+}
+
 }  // namespace
 
 bool inGroup() {
@@ -97,6 +117,9 @@ Status submitOp(Op&& op) {
   if (tGroup.depth > 0) {
     tGroup.ops.push_back(std::move(op));
     return okStatus();
+  }
+  if (op.kind != OpKind::kCollective && op.peer == op.comm->rank()) {
+    WEFT_RETURN_IF_ERROR(checkSelfPairs({op}));  // alone, it cannot pair
   }
   return op.stream == nullptr ? runNow(std::move(op)) : enqueueNow(std::move(op));
 }
@@ -121,6 +144,7 @@ Status groupEnd() {
     if (first.ok()) first = s;
   }
   if (!first.ok()) return first;
+  WEFT_RETURN_IF_ERROR(checkEachCommSelfPairs(g.ops));
   return launch(std::move(g.ops));
 }
 

@@ -213,6 +213,37 @@ TEST(BadSetup, AHandleUsedAfterDestroyIsRefused) {
   }
 }
 
+// A send to oneself pairs with a receive from oneself in one group, as in NCCL; alone, or with
+// a receive of another size, it is refused before anything runs and the communicator stays
+// usable.
+TEST(BadSetup, SendsToSelfPairInAGroupAndAreRefusedAlone) {
+  weftComm_t comm = nullptr;
+  ASSERT_EQ(weftCommInitAll(&comm, 1, nullptr), weftSuccess);
+  std::vector<int32_t> a = {1, 2, 3, 4}, b(4, 0);
+  EXPECT_EQ(weftSend(a.data(), 4, weftInt32, 0, comm, nullptr), weftInvalidUsage);
+  EXPECT_NE(std::string(weftGetLastError(nullptr)).find("needs its receive in the same group"),
+            std::string::npos)
+      << weftGetLastError(nullptr);
+  EXPECT_EQ(weftRecv(b.data(), 4, weftInt32, 0, comm, nullptr), weftInvalidUsage);
+  ASSERT_EQ(weftGroupStart(), weftSuccess);
+  ASSERT_EQ(weftSend(a.data(), 4, weftInt32, 0, comm, nullptr), weftSuccess);
+  ASSERT_EQ(weftRecv(b.data(), 2, weftInt32, 0, comm, nullptr), weftSuccess);
+  EXPECT_EQ(weftGroupEnd(), weftInvalidUsage);
+  EXPECT_NE(std::string(weftGetLastError(nullptr)).find("16 bytes meets a receive of 8"),
+            std::string::npos)
+      << weftGetLastError(nullptr);
+  EXPECT_EQ(b, std::vector<int32_t>(4, 0));
+  // Still usable: a group that pairs them copies.
+  ASSERT_EQ(weftGroupStart(), weftSuccess);
+  ASSERT_EQ(weftRecv(b.data(), 4, weftInt32, 0, comm, nullptr), weftSuccess);
+  ASSERT_EQ(weftSend(a.data(), 4, weftInt32, 0, comm, nullptr), weftSuccess);
+  ASSERT_EQ(weftGroupEnd(), weftSuccess) << weftGetLastError(comm);
+  EXPECT_EQ(b, a);
+  int v = 5;
+  EXPECT_EQ(weftAllReduce(&v, &v, 1, weftInt32, weftSum, comm, nullptr), weftSuccess);
+  EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+}
+
 // A size the host could never back fails at once, not with SIGBUS when its pages are touched.
 TEST(BadSetup, MemAllocBeyondTheHostsMemory) {
   void* p = reinterpret_cast<void*>(1);
