@@ -26,10 +26,6 @@ bool aborted(const AbortFlag* abort) {
   return abort != nullptr && abort->load(std::memory_order_relaxed);
 }
 
-Status abortedStatus() {
-  return Status(weftInvalidUsage, "communicator was aborted");
-}
-
 void setNonBlocking(int fd) {
   int flags = fcntl(fd, F_GETFL, 0);
   fcntl(fd, F_SETFL, flags | O_NONBLOCK);

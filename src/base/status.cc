@@ -50,4 +50,8 @@ std::string strprintf(const char* format, ...) {
   return out;
 }
 
+Status abortedStatus() {
+  return Status(weftInvalidUsage, "aborted by weftCommAbort in this process");
+}
+
 }  // namespace weft

@@ -53,6 +53,8 @@ inline Status okStatus() {
 Status errorf(weftResult_t code, const char* format, ...) __attribute__((format(printf, 2, 3)));
 // A weftSystemError naming the failed call and errno's text.
 Status systemError(const char* what, int err);
+// What every call ended by weftCommAbort reports, whatever it was waiting on.
+Status abortedStatus();
 
 // printf into a std::string.
 std::string strprintf(const char* format, ...) __attribute__((format(printf, 1, 2)));

@@ -40,8 +40,7 @@ Status exchange(const Socket& to, const Blob& out, const Socket& from, Blob* in,
     bool sendDone = sent == message.size();
     bool recvDone = haveLength && got == incoming;
     if (sendDone && recvDone) return okStatus();
-    if (abort != nullptr && abort->load())
-      return Status(weftInvalidUsage, "communicator was aborted");
+    if (abort != nullptr && abort->load()) return abortedStatus();
     bool moved = false;
     if (!sendDone) {
       ssize_t n = ::send(to.fd(), message.data() + sent, message.size() - sent, MSG_NOSIGNAL);

@@ -50,7 +50,7 @@ Status HelloGate::next(Deadline deadline, const AbortFlag* abort, Socket* socket
   std::vector<pollfd> fds;
   for (;;) {
     if (abort != nullptr && abort->load()) {
-      return Status(weftInvalidUsage, "communicator was aborted");
+      return abortedStatus();
     }
     // Read what has arrived; hand over the first whole hello.
     for (size_t i = 0; i < pending_.size();) {

@@ -416,7 +416,7 @@ void Communicator::abort() {
   // While init runs, its thread owns the bootstrap; it sees the flag and stops by itself.
   bool initializing = state_.load() == State::kInitializing;
   abort_.store(true);
-  fail(Status(weftInvalidUsage, "aborted by weftCommAbort"));
+  fail(abortedStatus());
   if (!initializing && bootstrap_) bootstrap_->shutdown();
 }
 

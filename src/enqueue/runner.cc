@@ -33,8 +33,9 @@ struct Active {
 };
 
 // Marks the communicator failed by `what`'s error, and returns the error as reported.
+// A call ended by a local abort says so, not what the abort did to its links.
 Status failComm(Communicator& comm, const std::string& what, const Status& s) {
-  Status full = s.withContext(comm.describe() + ": " + what);
+  Status full = (comm.aborted() ? abortedStatus() : s).withContext(comm.describe() + ": " + what);
   comm.fail(full);
   return full;
 }
@@ -85,7 +86,7 @@ void countFinished(const Active& a) {
 // Checks made only while idle: abort, dead peers, and the timeout.
 Status checkWhileIdle(Active& a) {
   Communicator& comm = *a.work->comm;
-  if (comm.aborted()) return Status(weftInvalidUsage, "communicator was aborted");
+  if (comm.aborted()) return abortedStatus();
   WEFT_RETURN_IF_ERROR(checkPendingPeers(a));
   const int64_t timeoutMs = comm.config().timeoutMs;
   const auto now = Clock::now();

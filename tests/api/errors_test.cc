@@ -1,6 +1,8 @@
 // Bad input: every misuse returns an error code with a message; nothing crashes or hangs.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <climits>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -242,6 +244,23 @@ TEST(BadSetup, SendsToSelfPairInAGroupAndAreRefusedAlone) {
   int v = 5;
   EXPECT_EQ(weftAllReduce(&v, &v, 1, weftInt32, weftSum, comm, nullptr), weftSuccess);
   EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+}
+
+// A world size no rendezvous will complete costs nothing before the timeout: the root's memory
+// follows the ranks that arrived (INT_MAX once aborted the process with std::bad_alloc, and
+// 10^8 took 5.8 GB).
+TEST(BadSetup, AHugeWorldSizeTimesOutCheaply) {
+  for (int nranks : {INT_MAX, 100'000'000}) {
+    weftUniqueId id;
+    ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
+    weftConfig_t config = WEFT_CONFIG_INITIALIZER;
+    config.timeoutMs = 500;
+    weftComm_t comm = nullptr;
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(weftCommInitRankConfig(&comm, nranks, id, 0, &config), weftTimeout)
+        << weftGetLastError(nullptr);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  }
 }
 
 // A size the host could never back fails at once, not with SIGBUS when its pages are touched.

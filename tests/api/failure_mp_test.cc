@@ -233,6 +233,36 @@ TEST(Strangers, ADerivedSecretIsWarnedAbout) {
   EXPECT_EQ(logs.take(1).find("WEFT_COMM_SECRET"), std::string::npos);
 }
 
+// weftCommAbort from another thread ends a call that waits on a peer with one code and message,
+// whatever the transport: the abort, not a link closed under it.
+class LocalAbort : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(LocalAbort, EndsAWaitingCallWithTheSameError) {
+  auto results = runProcesses(2, {{"WEFT_TRANSPORT", GetParam()}}, [](int rank) {
+    weftComm_t comm = nullptr;
+    ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
+    if (rank == 1) {  // never joins the all-reduce; leaves once rank 0 has given up
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      weftCommAbort(comm);
+      return;
+    }
+    std::thread aborter([comm] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      EXPECT_EQ(weftCommAbort(comm), weftSuccess);
+    });
+    std::vector<int32_t> v(1000, 1);
+    const weftResult_t r =
+        weftAllReduce(v.data(), v.data(), v.size(), weftInt32, weftSum, comm, nullptr);
+    const std::string error = weftGetLastError(nullptr);
+    aborter.join();
+    EXPECT_EQ(r, weftInvalidUsage) << error;
+    EXPECT_NE(error.find("aborted by weftCommAbort in this process"), std::string::npos) << error;
+  });
+  expectAllOk(results);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, LocalAbort, ::testing::Values("shm", "tcp"));
+
 // The state of the listening TCP socket on `port` in /proc/net/tcp: its local address in the
 // kernel's hex ("0100007F" for 127.0.0.1, "00000000" for every interface), or "" if none.
 std::string listeningAddress(int port) {

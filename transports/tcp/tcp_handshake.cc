@@ -116,7 +116,7 @@ Status Handshake::run() {
   }
   while (!finished()) {
     if (ctx_.abort != nullptr && ctx_.abort->load(std::memory_order_relaxed)) {
-      return Status(weftInvalidUsage, "tcp: communicator was aborted while connecting");
+      return abortedStatus().withContext("tcp: connecting");
     }
     if (ctx_.deadline.expired()) {
       return errorf(weftTimeout, "tcp: rank %d timed out connecting; still missing: %s", ctx_.rank,
