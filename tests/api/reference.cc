@@ -242,17 +242,26 @@ std::vector<double> reduceAcrossRanks(int nranks, size_t begin, size_t count, we
   return out;
 }
 
+// The inputs are multiples of 0.25 of magnitude at most 4 (products: 1, 2 and -1), so every
+// partial result is exact wherever the type holds it: sums, minima, maxima and products must
+// match exactly, and an average rounds once, at its division (computed through float32 for the
+// 16-bit types, which may add a float32 rounding). Only sums whose magnitudes pass
+// what the type holds exactly (2^p / 4: 64 for bfloat16, 512 for float16) round on the way.
 double tolerance(weftDataType_t type, weftRedOp_t op, int nranks, double expected) {
   if (!isFloat(type)) return 0;
-  double eps = type == weftFloat16    ? 1.0 / 1024
-               : type == weftBfloat16 ? 1.0 / 128
-               : type == weftFloat32  ? 1.0 / (1 << 23)
-                                      : 1.0 / (1ull << 52);
-  // Each of the nranks - 1 reduction steps (and the final division of an average) may round once
-  // by half an ulp of a value no larger than the sum of magnitudes (at most 4 per input here).
-  double magnitude = std::max(std::fabs(expected), 4.0 * nranks);
-  double steps = nranks + (op == weftAvg ? 1 : 0);
-  return steps * eps * magnitude;
+  const int bits = type == weftFloat16    ? 11
+                   : type == weftBfloat16 ? 8
+                   : type == weftFloat32  ? 24
+                                          : 53;  // significand bits, the implicit one included
+  auto halfUlp = [bits](double x) {
+    int e = 0;
+    std::frexp(std::max(std::fabs(x), 0.25), &e);
+    return std::ldexp(0.5, e - bits);
+  };
+  const double magnitude = 4.0 * nranks;
+  double tol = magnitude > std::ldexp(0.25, bits) ? nranks * halfUlp(magnitude) : 0;
+  if (op == weftAvg) tol += halfUlp(expected) + std::ldexp(std::fabs(expected), -24);
+  return tol;
 }
 
 std::string compare(weftDataType_t type, weftRedOp_t op, int nranks, const void* got,

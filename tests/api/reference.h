@@ -36,7 +36,8 @@ double decodeAt(weftDataType_t type, const void* data, size_t i);
 std::vector<double> reduceAcrossRanks(int nranks, size_t begin, size_t count, weftRedOp_t op,
                                       weftDataType_t type);
 
-// Tolerance for a result reduced over nranks inputs.
+// Tolerance for a result reduced over nranks inputs: 0 wherever the exact result is
+// representable (see reference.cc).
 double tolerance(weftDataType_t type, weftRedOp_t op, int nranks, double expected);
 
 // Compares got (n elements of type) with expected; on mismatch returns a message naming the

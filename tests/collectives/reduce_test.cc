@@ -150,40 +150,94 @@ TEST(Reduce, HalfTypesThroughFloat) {
   EXPECT_EQ(bf16ToFloat(e[1]), -16.0f);
 }
 
-// Long enough for the vector paths (F16C for float16, AVX2 clones elsewhere), with a tail.
+// A 16-bit float format, decoded here from its bits alone (independently of weft/float16.hpp).
+struct HalfFormat {
+  weftDataType_t type;
+  int exponentBits, mantissaBits;
+  double value(uint16_t bits) const {
+    const int bias = (1 << (exponentBits - 1)) - 1;
+    const int e = (bits >> mantissaBits) & ((1 << exponentBits) - 1);
+    const double m = bits & ((1 << mantissaBits) - 1);
+    if (e == (1 << exponentBits) - 1)
+      return m == 0 ? ((bits & 0x8000) ? -INFINITY : INFINITY) : NAN;
+    const double magnitude = e == 0 ? std::ldexp(m, 1 - bias - mantissaBits)
+                                    : std::ldexp(1 + std::ldexp(m, -mantissaBits), e - bias);
+    return (bits & 0x8000) != 0 ? -magnitude : magnitude;
+  }
+  double largest() const {
+    const uint32_t topExponent = (1u << exponentBits) - 2;
+    return value(static_cast<uint16_t>(topExponent << mantissaBits | ((1u << mantissaBits) - 1)));
+  }
+  // Half a unit in the last place at x (subnormals have a fixed unit).
+  double halfUlp(double x) const {
+    const int bias = (1 << (exponentBits - 1)) - 1;
+    int exp = 0;
+    std::frexp(x, &exp);
+    return std::ldexp(0.5, std::max(exp - 1 - mantissaBits, 1 - bias - mantissaBits));
+  }
+  // Finite values of both signs and many exponents, by their bits.
+  uint16_t finite(size_t i, uint32_t mul, uint32_t add, size_t negEvery) const {
+    const uint32_t infinity = ((1u << exponentBits) - 1) << mantissaBits;
+    return static_cast<uint16_t>((i * mul + add) % infinity) | (i % negEvery == 0 ? 0x8000 : 0);
+  }
+};
+const HalfFormat kHalfFormats[] = {{weftFloat16, 5, 10}, {weftBfloat16, 8, 7}};
+
+// Every operator of both 16-bit formats, long enough for the vector paths (F16C for float16,
+// AVX2 clones elsewhere) with a tail: each result rounded once to the nearest value.
 TEST(Reduce, HalfTypesLongVectors) {
   const size_t n = 1027;
-  std::vector<uint16_t> a(n);
-  std::vector<uint16_t> b(n);
-  for (size_t i = 0; i < n; ++i) {
-    // Finite halves of both signs and many exponents, by their bits.
-    a[i] = static_cast<uint16_t>((i * 2654435761u) % 0x7c00u) | ((i % 3 == 0) ? 0x8000 : 0);
-    b[i] = static_cast<uint16_t>((i * 40503u + 7) % 0x7c00u) | ((i % 5 == 0) ? 0x8000 : 0);
-  }
-  for (weftRedOp_t op : {weftSum, weftProd, weftMax, weftMin}) {
-    SCOPED_TRACE(opName(op));
-    std::vector<uint16_t> out(n);
-    reduceFunction(weftFloat16, op)(out.data(), a.data(), b.data(), n);
+  for (const HalfFormat& f : kHalfFormats) {
+    std::vector<uint16_t> a(n), b(n);
     for (size_t i = 0; i < n; ++i) {
-      double x = halfValue(a[i]);
-      double y = halfValue(b[i]);
-      double e = op == weftSum    ? x + y
-                 : op == weftProd ? x * y
-                 : op == weftMax  ? std::max(x, y)
-                                  : std::min(x, y);
-      double got = halfValue(out[i]);
-      if (std::fabs(e) > 65504) {
-        ASSERT_TRUE(std::isinf(got)) << i;
-        continue;
+      a[i] = f.finite(i, 2654435761u, 0, 3);
+      b[i] = f.finite(i, 40503u, 7, 5);
+    }
+    for (weftRedOp_t op : {weftSum, weftProd, weftMax, weftMin}) {
+      SCOPED_TRACE(std::string(typeName(f.type)) + " " + opName(op));
+      std::vector<uint16_t> out(n);
+      reduceFunction(f.type, op)(out.data(), a.data(), b.data(), n);
+      for (size_t i = 0; i < n; ++i) {
+        const double x = f.value(a[i]);
+        const double y = f.value(b[i]);
+        const double e = op == weftSum    ? x + y
+                         : op == weftProd ? x * y
+                         : op == weftMax  ? std::max(x, y)
+                                          : std::min(x, y);
+        const double got = f.value(out[i]);
+        if (std::fabs(e) > f.largest() + f.halfUlp(f.largest())) {
+          ASSERT_TRUE(std::isinf(got)) << i << ": " << x << " op " << y << " = " << got;
+          continue;
+        }
+        // Through float32 first for bfloat16, whose products may round twice.
+        const double slack = f.type == weftBfloat16 ? std::ldexp(std::fabs(e), -24) : 0;
+        ASSERT_LE(std::fabs(got - e), f.halfUlp(e) + slack) << i << ": " << x << " op " << y;
       }
-      // Rounded once to the nearest half: within half a unit in the last place (subnormals
-      // have a fixed unit of 2^-24).
-      int exp = 0;
-      std::frexp(e, &exp);
-      double ulp = std::ldexp(1.0, std::max(exp - 11, -24));
-      ASSERT_LE(std::fabs(got - e), ulp / 2) << i << ": " << x << " op " << y;
     }
   }
+}
+
+// An average's division, for every float type: the quotient rounded once (so dividing by n - 1,
+// or not at all, is caught).
+TEST(Reduce, AverageDividesEveryFloatTypeByTheRankCount) {
+  for (const HalfFormat& f : kHalfFormats) {
+    for (int divisor : {2, 3, 5, 7, 8}) {
+      SCOPED_TRACE(std::string(typeName(f.type)) + " / " + std::to_string(divisor));
+      std::vector<uint16_t> v(512);
+      for (size_t i = 0; i < v.size(); ++i)
+        v[i] = f.finite(i, 2654435761u, 11, 4);
+      std::vector<uint16_t> out = v;
+      finishAverage(out.data(), out.size(), f.type, divisor);
+      for (size_t i = 0; i < v.size(); ++i) {
+        const double e = f.value(v[i]) / divisor;
+        ASSERT_LE(std::fabs(f.value(out[i]) - e), f.halfUlp(e) + std::ldexp(std::fabs(e), -24))
+            << i << ": " << f.value(v[i]);
+      }
+    }
+  }
+  std::vector<float> x = {1.0f, -7.0f, 0.1f};
+  finishAverage(x.data(), x.size(), weftFloat32, 3);
+  EXPECT_EQ(x, (std::vector<float>{1.0f / 3, -7.0f / 3, 0.1f / 3}));
 }
 
 TEST(Reduce, AverageDivides) {
