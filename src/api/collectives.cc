@@ -34,7 +34,9 @@ Op pointToPointOp(OpKind kind, size_t count, weftDataType_t type, int peer, weft
   return o;
 }
 
-// Checks the op and runs or records it. Calls that move nothing return at once, as in NCCL.
+// Checks the op and runs or records it. Calls that move nothing return at once, as in NCCL,
+// but for an all-to-allv, whose counts are each rank's own: one rank may move nothing while the
+// others exchange, and it still takes its turn (its peers count the call and may wait for it).
 weftResult_t submit(Op op, weftComm_t handle, const char* name) {
   Communicator* comm = nullptr;
   Status s = lookupComm(handle, &comm);
@@ -45,7 +47,7 @@ weftResult_t submit(Op op, weftComm_t handle, const char* name) {
   s = checkOp(op);
   if (!s.ok()) return report(s, comm);
   bool empty = op.kind == OpKind::kCollective
-                   ? op.args.kind != CollKind::kBarrier &&
+                   ? op.args.kind != CollKind::kBarrier && op.args.kind != CollKind::kAllToAllv &&
                          sendBufferCount(argsOf(op)) + recvBufferCount(argsOf(op)) == 0
                    : op.count == 0;
   if (empty) return weftSuccess;
