@@ -89,9 +89,24 @@ Status checkCollective(const Op& op) {
   return checkAliasing(op, sendCount * es, recvCount * es, inPlaceOffset);
 }
 
+// Counts and displacements are each rank's own: every block's end, in bytes, must fit an object.
 Status checkAllToAllv(const Op& op) {
-  if (op.vcounts.size() != 4 * static_cast<size_t>(op.args.nranks)) {
+  const auto n = static_cast<size_t>(op.args.nranks);
+  if (op.vcounts.size() != 4 * n) {
     return Status(weftInvalidArgument, "all_to_allv: counts and displacements must not be NULL");
+  }
+  const size_t es = typeSize(op.type);
+  for (size_t side = 0; side < 4; side += 2) {  // send counts and displs, then receive ones
+    for (size_t r = 0; r < n; ++r) {
+      size_t end = 0;
+      if (__builtin_add_overflow(op.vcounts[side * n + r], op.vcounts[(side + 1) * n + r], &end) ||
+          end > kMaxBufferBytes / es) {
+        return errorf(weftInvalidArgument,
+                      "all_to_allv: %s block %zu (count %zu at displacement %zu) is too large",
+                      side == 0 ? "send" : "receive", r, op.vcounts[side * n + r],
+                      op.vcounts[(side + 1) * n + r]);
+      }
+    }
   }
   return okStatus();
 }

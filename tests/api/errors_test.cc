@@ -83,6 +83,15 @@ TEST_F(BadInput, CountsThatOverflow) {
               "is too large");
   expectError(weftAllGather(buf_, buf_ + 64, PTRDIFF_MAX / 2 + 1, weftUint8, comms_[0], nullptr),
               weftInvalidArgument, "is too large");
+  // All-to-allv's own counts and displacements: a block whose end wraps or passes any object.
+  const size_t counts[2] = {SIZE_MAX / 2, 1}, displs[2] = {SIZE_MAX / 2 + 10, 0};
+  const size_t fine[2] = {1, 1}, at[2] = {0, 1};
+  expectError(
+      weftAllToAllv(buf_, counts, displs, buf_ + 64, fine, at, weftInt8, comms_[0], nullptr),
+      weftInvalidArgument, "send block 0");
+  const size_t big[2] = {1, PTRDIFF_MAX / 4};
+  expectError(weftAllToAllv(buf_, fine, at, buf_ + 64, big, at, weftFloat32, comms_[0], nullptr),
+              weftInvalidArgument, "receive block 1");
 }
 
 TEST_F(BadInput, OverlappingBuffers) {
