@@ -1,9 +1,11 @@
 // HelloGate: accepts connections on a listener and reads a fixed-size hello from each, many at
 // once. A silent or slow stranger holds only its own connection, for at most perConnectionMs,
 // and past maxPending unfinished connections the oldest is dropped, so strangers cannot keep
-// the real peers out (a real peer sends its hello as soon as it connects).
+// the real peers out: a real peer sends its hello as soon as it connects, and a connection's
+// hello is read as far as it has come before the connection may be dropped.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -22,7 +24,7 @@ class HelloGate {
       : listener_(listener),
         helloBytes_(helloBytes),
         perConnectionMs_(perConnectionMs),
-        maxPending_(maxPending) {}
+        maxPending_(std::max<size_t>(maxPending, 1)) {}
 
   // Waits until some connection has sent a whole hello: its socket, address and the hello's
   // bytes (helloBytes of them, at hello). weftTimeout at the deadline; abort stops it.
@@ -41,7 +43,11 @@ class HelloGate {
     size_t got = 0;
     Deadline expires;
   };
-  Status acceptAll();
+  enum class Read { kWhole, kPartial, kGone };
+  // Reads what has arrived of p's hello.
+  Read readSome(Pending& p) const;
+  // Accepts up to maxPending connections that are waiting, reading each one's hello at once.
+  Status acceptSome();
   void drop(size_t index, const char* why);
 
   const Socket& listener_;
@@ -49,6 +55,7 @@ class HelloGate {
   int64_t perConnectionMs_;
   size_t maxPending_;
   std::deque<Pending> pending_;  // oldest first
+  std::deque<Pending> whole_;    // hellos read whole, not yet handed out
   size_t dropped_ = 0;
 };
 

@@ -293,8 +293,14 @@ void Handshake::acceptNew() {
     }
     in.socket = Socket(fd);
     if (incoming_.size() >= kMaxPending) {
+      // The oldest that has sent nothing, else the oldest whose hello is not yet whole (a real
+      // peer sends its hello as soon as it connects, and this one's was tried at accept).
       auto oldest = std::find_if(incoming_.begin(), incoming_.end(),
-                                 [](const Incoming& i) { return !i.answering; });
+                                 [](const Incoming& i) { return !i.answering && i.got == 0; });
+      if (oldest == incoming_.end()) {
+        oldest = std::find_if(incoming_.begin(), incoming_.end(),
+                              [](const Incoming& i) { return !i.answering; });
+      }
       if (oldest == incoming_.end()) {  // every one is a real peer's, being answered
         drop(in, "too many connections at once");
         continue;
