@@ -85,12 +85,11 @@ const char* weftGetErrorString(weftResult_t result) {
 
 const char* weftGetLastError(weftComm_t comm) {
   Communicator* c = nullptr;
-  std::string& shown = weft::tShown[comm];
-  if (comm != nullptr && weft::lookupCommAnyState(comm, &c).ok()) {
-    shown = c->lastError();
-  } else {
-    shown = weft::tLastError;
-  }
+  const bool live = comm != nullptr && weft::lookupCommAnyState(comm, &c).ok();
+  // Handles are never reused: forget those asked about long ago rather than grow without end.
+  if (weft::tShown.size() > 256) weft::tShown.clear();
+  std::string& shown = weft::tShown[live ? comm : nullptr];
+  shown = live ? c->lastError() : weft::tLastError;
   return shown.c_str();
 }
 

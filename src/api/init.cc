@@ -21,7 +21,7 @@ namespace weft {
 namespace {
 
 // Rank 0 of a launch runs the root on the launch's port: on that address only where it was
-// written as one (127.0.0.1 keeps it off the network), else on every interface of its host.
+// written as a loopback one (127.0.0.1 keeps it off the network), else on every interface.
 Status startLaunchRoot(const UniqueIdData& id, int nranks, int64_t timeoutMs) {
   SockAddr address = id.root.toSockAddr();
   if (!id.rootAtGivenAddress) {
@@ -155,7 +155,9 @@ weftResult_t weftGetUniqueId(weftUniqueId* uniqueId) {
   if (auto commId = weft::getEnv("WEFT_COMM_ID")) {
     // As NCCL_COMM_ID: the root runs at that address, started by rank 0 during init.
     weft::SockAddr root;
-    s = weft::SockAddr::parse(*commId, &root, &id.rootAtGivenAddress);
+    bool numeric = false;
+    s = weft::SockAddr::parse(*commId, &root, &numeric);
+    id.rootAtGivenAddress = numeric && root.isLoopback();
     if (s.ok()) s = weft::randomBytes(id.secret.data(), id.secret.size());
     if (s.ok()) s = weft::randomBytes(&id.commTag, sizeof(id.commTag));
     id.root = weft::WireAddress::from(root);

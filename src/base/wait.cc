@@ -16,11 +16,6 @@ Deadline Deadline::after(int64_t timeoutMs) {
   return d;
 }
 
-Deadline Deadline::capped(int64_t timeoutMs) const {
-  const Deadline d = after(timeoutMs);
-  return finite_ && (!d.finite_ || at_ < d.at_) ? *this : d;
-}
-
 int Deadline::remainingMs(int cap) const {
   if (!finite_) return cap;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at_ - Clock::now()).count();

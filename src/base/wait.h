@@ -15,8 +15,6 @@ class Deadline {
   // timeoutMs <= 0 never expires.
   static Deadline after(int64_t timeoutMs);
   static Deadline never() { return Deadline(); }
-  // The earlier of this deadline and timeoutMs (> 0) from now: one that has passed stays passed.
-  Deadline capped(int64_t timeoutMs) const;
 
   bool expired() const { return finite_ && Clock::now() >= at_; }
   bool finite() const { return finite_; }

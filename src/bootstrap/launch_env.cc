@@ -82,6 +82,9 @@ Status rootAddress(const EnvReader& env, const std::string& launcher, std::strin
     std::optional<int> port;
     WEFT_RETURN_IF_ERROR(readInt(env, "MASTER_PORT", &port));
     if (!port) return Status(weftInvalidUsage, "MASTER_ADDR is set but MASTER_PORT is not");
+    if (*port < 1 || *port > 65534) {  // the root takes the port after it
+      return errorf(weftInvalidArgument, "MASTER_PORT=%d is not a port in [1, 65534]", *port);
+    }
     *out = *addr + ":" + std::to_string(*port + 1);
     return okStatus();
   }
@@ -167,7 +170,7 @@ Status idFromLaunchInfo(const LaunchInfo& info, UniqueIdData* out) {
   std::string secretText(reinterpret_cast<const char*>(info.secret.data()), info.secret.size());
   id.commTag = hashString(info.rootAddress + "|" + secretText);
   id.rootStartedByRank0 = true;
-  id.rootAtGivenAddress = numeric;
+  id.rootAtGivenAddress = numeric && root.isLoopback();
   *out = id;
   return okStatus();
 }

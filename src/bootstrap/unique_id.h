@@ -16,9 +16,10 @@ struct UniqueIdData {
   uint64_t commTag = 0;
   // Set when the id came from WEFT_COMM_ID: rank 0 starts the root during init.
   bool rootStartedByRank0 = false;
-  // ... and listens on that address only, where it was written as an address (the same on every
-  // host); else on every interface, as each host resolves a host name for itself (Debian maps a
-  // host's own name to 127.0.1.1).
+  // ... and listens on that address only, where it was written as a loopback address: no other
+  // host could reach it anyway. Else on every interface: each host resolves a host name for
+  // itself (Debian maps a host's own name to 127.0.1.1), and a numeric address may be one that
+  // reaches rank 0's host without being its own (a load balancer's, NAT, a container's port).
   bool rootAtGivenAddress = false;
 };
 

@@ -384,7 +384,7 @@ Status Communicator::drain() {
 }
 
 Status Communicator::usable() const {
-  if (abort_.load()) return Status(weftInvalidUsage, describe() + " was aborted");
+  if (abort_.load()) return abortedStatus().withContext(describe());
   if (!failed_.load(std::memory_order_acquire) && state_.load() != State::kFinalized) {
     return okStatus();
   }

@@ -43,7 +43,7 @@ Status connect(const TransportContext& ctx, const std::vector<int>& peers,
     }
     if (done == made.size()) break;
     if (ctx.abort != nullptr && ctx.abort->load()) {
-      return Status(weftInvalidUsage, "ucx: aborted while connecting");
+      return abortedStatus().withContext("ucx: connecting");
     }
     if (ctx.deadline.expired()) {
       return errorf(weftTimeout, "ucx: timed out waiting for %zu of %zu peers' hellos",
