@@ -1,10 +1,9 @@
 #include "collectives/direct.h"
 
-#include "collectives/call_stamp.h"
-
 #include <algorithm>
 #include <cstring>
 
+#include "collectives/call_stamp.h"
 #include "collectives/stream_copy.h"
 #include "src/base/status.h"
 
