@@ -271,23 +271,21 @@ Status connectSocket(const SockAddr& address, Deadline deadline, const AbortFlag
   }
 }
 
-Status acceptSocket(const Socket& listener, Deadline deadline, const AbortFlag* abort, Socket* out,
-                    SockAddr* peer) {
+Status acceptNow(const Socket& listener, Socket* out, SockAddr* peer) {
+  *out = Socket();
   for (;;) {
     SockAddr from;
     from.length = sizeof(from.storage);
     int fd = accept4(listener.fd(), reinterpret_cast<sockaddr*>(&from.storage), &from.length,
                      SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) {
-      setNoDelay(fd);
       *out = Socket(fd);
       if (peer != nullptr) *peer = from;
       return okStatus();
     }
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
-      return systemError("accept", errno);
-    }
-    WEFT_RETURN_IF_ERROR(pollSocket(listener.fd(), POLLIN, deadline, abort));
+    if (errno == EINTR || errno == ECONNABORTED) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return okStatus();
+    return systemError("accept", errno);
   }
 }
 

@@ -78,8 +78,9 @@ Status listenSocket(const SockAddr& address, Socket* out, SockAddr* bound);
 // Retries while the listener is not up yet (ECONNREFUSED) until the deadline.
 Status connectSocket(const SockAddr& address, Deadline deadline, const AbortFlag* abort,
                      Socket* out);
-Status acceptSocket(const Socket& listener, Deadline deadline, const AbortFlag* abort, Socket* out,
-                    SockAddr* peer);
+// Takes one waiting connection without blocking (the socket non-blocking and close-on-exec):
+// *out stays invalid when none waits. Connections that died while queued are skipped.
+Status acceptNow(const Socket& listener, Socket* out, SockAddr* peer);
 Status sendAll(const Socket& s, const void* data, size_t bytes, Deadline deadline,
                const AbortFlag* abort);
 // A peer that closes before all bytes arrived gives weftRemoteError.

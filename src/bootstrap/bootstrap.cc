@@ -13,9 +13,6 @@
 namespace weft {
 namespace {
 
-// As the root's (root.cc): how long a silent connection is kept, and how many wait at most.
-constexpr int64_t kHelloTimeoutMs = 2000;
-constexpr size_t kMaxPendingHellos = 64;
 constexpr uint32_t kMaxBlobBytes = 64u << 20;
 
 bool wouldBlock(int err) {
@@ -147,7 +144,7 @@ Status Bootstrap::connectRing(const UniqueIdData& id) {
   WEFT_RETURN_IF_ERROR(sendAll(next_, &hello, sizeof(hello), deadline(), options_.abort));
   // Accept until the previous rank shows up; anyone else is refused and logged.
   const Deadline until = deadline();
-  HelloGate gate(listener_, sizeof(RingHello), kHelloTimeoutMs, kMaxPendingHellos);
+  HelloGate gate(listener_, sizeof(RingHello));
   for (;;) {
     Socket s;
     SockAddr from;

@@ -19,7 +19,6 @@ void HelloGate::drop(size_t index, const char* why) {
   WEFT_WARN(kBootstrap, "bootstrap: dropped a connection from %s: %s",
             pending_[index].from.toString().c_str(), why);
   pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(index));
-  ++dropped_;
 }
 
 HelloGate::Read HelloGate::readSome(Pending& p) const {
@@ -38,29 +37,19 @@ HelloGate::Read HelloGate::readSome(Pending& p) const {
 }
 
 Status HelloGate::acceptSome() {
-  for (size_t accepted = 0; accepted < maxPending_; ++accepted) {
-    SockAddr from;
-    from.length = sizeof(from.storage);
-    int fd = accept4(listener_.fd(), reinterpret_cast<sockaddr*>(&from.storage), &from.length,
-                     SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED) {
-        return okStatus();
-      }
-      return systemError("accept", errno);
-    }
-    setNoDelay(fd);
+  for (size_t accepted = 0; accepted < kMaxPendingHellos; ++accepted) {
     Pending p;
-    p.socket = Socket(fd);
-    p.from = from;
+    WEFT_RETURN_IF_ERROR(acceptNow(listener_, &p.socket, &p.from));
+    if (!p.socket.valid()) return okStatus();
+    setNoDelay(p.socket.fd());
     p.hello.resize(helloBytes_);
-    p.expires = Deadline::after(perConnectionMs_);
+    p.expires = Deadline::after(kHelloTimeoutMs);
     if (readSome(p) == Read::kWhole) {
       whole_.push_back(std::move(p));
       continue;
     }
     pending_.push_back(std::move(p));
-    while (pending_.size() > maxPending_) {
+    while (pending_.size() > kMaxPendingHellos) {
       // The oldest goes, unless what it sent since makes its hello whole.
       if (readSome(pending_.front()) == Read::kWhole) {
         whole_.push_back(std::move(pending_.front()));

@@ -1,12 +1,10 @@
 // HelloGate: accepts connections on a listener and reads a fixed-size hello from each, many at
-// once. A silent or slow stranger holds only its own connection, for at most perConnectionMs,
-// and past maxPending unfinished connections the oldest is dropped, so strangers cannot keep
+// once. A silent or slow stranger holds only its own connection, for at most kHelloTimeoutMs,
+// and past kMaxPendingHellos unfinished connections the oldest is dropped, so strangers cannot keep
 // the real peers out: a real peer sends its hello as soon as it connects, and a connection's
 // hello is read as far as it has come before the connection may be dropped.
 #pragma once
 
-#include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -18,22 +16,18 @@
 
 namespace weft {
 
+constexpr int64_t kHelloTimeoutMs = 2000;
+constexpr size_t kMaxPendingHellos = 64;
+
 class HelloGate {
  public:
-  HelloGate(const Socket& listener, size_t helloBytes, int64_t perConnectionMs, size_t maxPending)
-      : listener_(listener),
-        helloBytes_(helloBytes),
-        perConnectionMs_(perConnectionMs),
-        maxPending_(std::max<size_t>(maxPending, 1)) {}
+  HelloGate(const Socket& listener, size_t helloBytes)
+      : listener_(listener), helloBytes_(helloBytes) {}
 
   // Waits until some connection has sent a whole hello: its socket, address and the hello's
   // bytes (helloBytes of them, at hello). weftTimeout at the deadline; abort stops it.
   Status next(Deadline deadline, const AbortFlag* abort, Socket* socket, SockAddr* from,
               void* hello);
-
-  // Connections dropped so far: silent past their time, closed early, or the oldest when too
-  // many waited.
-  size_t dropped() const { return dropped_; }
 
  private:
   struct Pending {
@@ -46,17 +40,14 @@ class HelloGate {
   enum class Read { kWhole, kPartial, kGone };
   // Reads what has arrived of p's hello.
   Read readSome(Pending& p) const;
-  // Accepts up to maxPending connections that are waiting, reading each one's hello at once.
+  // Accepts up to kMaxPendingHellos waiting connections, reading each one's hello at once.
   Status acceptSome();
   void drop(size_t index, const char* why);
 
   const Socket& listener_;
   size_t helloBytes_;
-  int64_t perConnectionMs_;
-  size_t maxPending_;
   std::deque<Pending> pending_;  // oldest first
   std::deque<Pending> whole_;    // hellos read whole, not yet handed out
-  size_t dropped_ = 0;
 };
 
 }  // namespace weft

@@ -14,11 +14,6 @@
 namespace weft {
 namespace {
 
-// A silent stranger holds one of the root's pending connections this long at most; past this
-// many pending ones, the oldest goes (src/bootstrap/hello_gate.h).
-constexpr int64_t kHelloTimeoutMs = 2000;
-constexpr size_t kMaxPendingHellos = 64;
-
 struct Arrival {
   Socket socket;
   RootHello hello;
@@ -45,7 +40,7 @@ class Root {
 
  private:
   Status gather() {
-    HelloGate gate(listener_, sizeof(RootHello), kHelloTimeoutMs, kMaxPendingHellos);
+    HelloGate gate(listener_, sizeof(RootHello));
     while (nranks_ == 0 || static_cast<int>(arrivals_.size()) < nranks_) {
       Socket s;
       SockAddr from;

@@ -281,17 +281,9 @@ Status Handshake::receiveAnswer(Outgoing& o) {
 void Handshake::acceptNew() {
   for (;;) {
     Incoming in;
-    in.from.length = sizeof(in.from.storage);
-    int fd = accept4(listener_.fd(), reinterpret_cast<sockaddr*>(&in.from.storage), &in.from.length,
-                     SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (!wouldBlock(errno) && errno != ECONNABORTED) {
-        WEFT_WARN(kNet, "tcp: accept on rank %d: %s", ctx_.rank, strerror(errno));
-      }
-      if (errno == ECONNABORTED) continue;
-      return;
-    }
-    in.socket = Socket(fd);
+    Status s = acceptNow(listener_, &in.socket, &in.from);
+    if (!s.ok()) WEFT_WARN(kNet, "tcp: rank %d: %s", ctx_.rank, s.message().c_str());
+    if (!in.socket.valid()) return;
     if (incoming_.size() >= kMaxPending) {
       // The oldest that has sent nothing, else the oldest whose hello is not yet whole (a real
       // peer sends its hello as soon as it connects, and this one's was tried at accept).
