@@ -154,14 +154,9 @@ weftResult_t weftGetUniqueId(weftUniqueId* uniqueId) {
   Status s;
   if (auto commId = weft::getEnv("WEFT_COMM_ID")) {
     // As NCCL_COMM_ID: the root runs at that address, started by rank 0 during init.
-    weft::SockAddr root;
-    bool numeric = false;
-    s = weft::SockAddr::parse(*commId, &root, &numeric);
-    id.rootAtGivenAddress = numeric && root.isLoopback();
+    s = weft::setLaunchRoot(*commId, &id);
     if (s.ok()) s = weft::randomBytes(id.secret.data(), id.secret.size());
     if (s.ok()) s = weft::randomBytes(&id.commTag, sizeof(id.commTag));
-    id.root = weft::WireAddress::from(root);
-    id.rootStartedByRank0 = true;
   } else {
     s = weft::newRendezvous(weft::env().timeoutMs, &id);
   }

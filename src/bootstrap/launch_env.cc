@@ -156,21 +156,26 @@ Status readLaunchInfo(LaunchInfo* out) {
 
 namespace weft {
 
-Status idFromLaunchInfo(const LaunchInfo& info, UniqueIdData* out) {
+Status setLaunchRoot(const std::string& hostPort, UniqueIdData* id) {
   SockAddr root;
   bool numeric = false;
-  WEFT_RETURN_IF_ERROR(SockAddr::parse(info.rootAddress, &root, &numeric));
-  if (root.port() == 0) {
+  WEFT_RETURN_IF_ERROR(SockAddr::parse(hostPort, &root, &numeric));
+  id->root = WireAddress::from(root);
+  id->rootStartedByRank0 = true;
+  id->rootAtGivenAddress = numeric && root.isLoopback();
+  return okStatus();
+}
+
+Status idFromLaunchInfo(const LaunchInfo& info, UniqueIdData* out) {
+  UniqueIdData id;
+  WEFT_RETURN_IF_ERROR(setLaunchRoot(info.rootAddress, &id));
+  if (id.root.toSockAddr().port() == 0) {
     return errorf(weftInvalidArgument, "rendezvous address '%s' needs a port",
                   info.rootAddress.c_str());
   }
-  UniqueIdData id;
-  id.root = WireAddress::from(root);
   id.secret = info.secret;
   std::string secretText(reinterpret_cast<const char*>(info.secret.data()), info.secret.size());
   id.commTag = hashString(info.rootAddress + "|" + secretText);
-  id.rootStartedByRank0 = true;
-  id.rootAtGivenAddress = numeric && root.isLoopback();
   *out = id;
   return okStatus();
 }

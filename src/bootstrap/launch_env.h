@@ -37,6 +37,9 @@ namespace weft {
 
 struct UniqueIdData;
 
+// Points id at a root that rank 0 starts at hostPort (WEFT_COMM_ID or the launcher's address).
+Status setLaunchRoot(const std::string& hostPort, UniqueIdData* id);
+
 // The id all ranks of a launch agree on without talking: the root at info.rootAddress (started
 // by rank 0), the launch's secret, and a tag derived from both.
 Status idFromLaunchInfo(const LaunchInfo& info, UniqueIdData* out);

@@ -127,6 +127,18 @@ int connectTo(int port) {
   return -1;
 }
 
+// A rank of a run whose rendezvous strangers may disturb: it joins, after lateMs, and the ranks'
+// all-reduce proves they met.
+void joinAndSum(int rank, int nranks, int lateMs) {
+  if (lateMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(lateMs));
+  weftComm_t comm = nullptr;
+  ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
+  int v = rank + 1;
+  ASSERT_EQ(weftAllReduce(&v, &v, 1, weftInt32, weftSum, comm, nullptr), weftSuccess);
+  EXPECT_EQ(v, nranks * (nranks + 1) / 2);
+  EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+}
+
 // While rank 3 is late, strangers connect to the rendezvous: one sends garbage, one a
 // well-formed hello with the wrong secret, one says nothing and hangs up. The real ranks still
 // form a communicator that works.
@@ -157,18 +169,7 @@ TEST(Strangers, RefusedWhileTheCommunicatorForms) {
   }
   auto results = runProcesses(
       4, {{"WEFT_COMM_ID", "127.0.0.1:" + std::to_string(port)}},
-      [](int rank) {
-        if (rank == 3) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-        }
-        weftComm_t comm = nullptr;
-        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
-        int v = rank;
-        ASSERT_EQ(weftAllReduce(&v, &v, 1, weftInt32, weftSum, comm, nullptr), weftSuccess);
-        EXPECT_EQ(v, 6);
-        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
-      },
-      60);
+      [](int rank) { joinAndSum(rank, 4, rank == 3 ? 1500 : 0); }, 60);
   int status = 0;
   waitpid(strangers, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the strangers could not connect";
@@ -198,16 +199,7 @@ TEST(Strangers, IdleConnectionsDoNotHoldTheRendezvous) {
   const auto start = std::chrono::steady_clock::now();
   auto results = runProcesses(
       3, {{"WEFT_COMM_ID", "127.0.0.1:" + std::to_string(port)}, {"WEFT_TIMEOUT", "6"}},
-      [](int rank) {
-        if (rank > 0) std::this_thread::sleep_for(std::chrono::milliseconds(700));
-        weftComm_t comm = nullptr;
-        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
-        int v = rank;
-        ASSERT_EQ(weftAllReduce(&v, &v, 1, weftInt32, weftSum, comm, nullptr), weftSuccess);
-        EXPECT_EQ(v, 3);
-        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
-      },
-      60);
+      [](int rank) { joinAndSum(rank, 3, rank > 0 ? 700 : 0); }, 60);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(6));
   char byte = 0;
   EXPECT_EQ(read(connected[0], &byte, 1), 1) << "the strangers could not connect";
@@ -323,16 +315,7 @@ TEST(Strangers, AHelloClaimingAnotherWorldSizeIsRefused) {
   }
   auto results = runProcesses(
       2, {{"WEFT_COMM_ID", commId}, {"WEFT_COMM_SECRET", secret}},
-      [](int rank) {
-        if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(1200));
-        weftComm_t comm = nullptr;
-        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
-        int v = rank + 1;
-        ASSERT_EQ(weftAllReduce(&v, &v, 1, weftInt32, weftSum, comm, nullptr), weftSuccess);
-        EXPECT_EQ(v, 3);
-        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
-      },
-      60);
+      [](int rank) { joinAndSum(rank, 2, rank == 1 ? 1200 : 0); }, 60);
   int status = 0;
   waitpid(stranger, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
