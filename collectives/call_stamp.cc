@@ -120,6 +120,10 @@ std::string describeCall(const CallStamp& stamp, uint16_t flags) {
   return describeSpec(u.call, strprintf(" #%llu", static_cast<unsigned long long>(stamp.sequence)));
 }
 
+std::string describeCallSpec(const CallSpec& call) {
+  return describeSpec(normalized(call), "");
+}
+
 Status callMismatch(int peer, const MessageHeader& theirs, int rank, const CallStamp& ours,
                     uint16_t ourFlags) {
   const bool bothCollective = ((theirs.flags | ourFlags) & kPointToPointMessage) == 0;

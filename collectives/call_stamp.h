@@ -32,6 +32,9 @@ CallStamp stampOf(const CallSpec& call, uint64_t sequence);
 // "all_reduce #12 (1000 x float32 sum)", "broadcast #3 (8 x int32 from rank 1)"; for the stamp
 // of a point-to-point message (flags), "send".
 std::string describeCall(const CallStamp& stamp, uint16_t flags);
+// The same without the number, and with the fields the collective ignores left out:
+// "all_reduce (1000 x float32 sum)". Ranks whose calls must agree have equal descriptions.
+std::string describeCallSpec(const CallSpec& call);
 
 // The error of a receive from `peer` whose message belongs to another call than the one this
 // rank (`rank`) made: weftInvalidUsage, naming both calls and what differs.

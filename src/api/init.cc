@@ -16,6 +16,7 @@
 #include "src/comm/config.h"
 #include "src/comm/registry.h"
 #include "src/enqueue/group.h"
+#include "src/enqueue/trace_dump.h"
 
 namespace weft {
 namespace {
@@ -49,6 +50,7 @@ Status initRank(weftComm_t* out, int nranks, const UniqueIdData& id, int rank,
     WEFT_RETURN_IF_ERROR(startLaunchRoot(id, nranks, config.timeoutMs));
   }
   auto comm = std::make_unique<Communicator>(rank, nranks, config);
+  installTraceSignal();
   if (inGroup() || !config.blocking) {
     comm->connectInBackground(id);
     if (inGroup()) deferInit(comm.get());

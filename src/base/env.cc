@@ -101,6 +101,8 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   p.str("WEFT_DEBUG_SUBSYS", &c.debugSubsys);
   p.str("WEFT_DEBUG_FILE", &c.debugFile);
   p.seconds("WEFT_TIMEOUT", &c.timeoutMs);
+  p.integer("WEFT_TRACE_BUFFER", 0, &c.traceBuffer);
+  p.str("WEFT_TRACE_DUMP", &c.traceDump);
   p.choice("WEFT_TRANSPORT", {"auto", "shm", "tcp"}, &c.transport);
   p.choice("WEFT_NET", {"auto", "tcp", "ucx"}, &c.net);
   p.str("WEFT_SOCKET_IFNAME", &c.socketIfname);

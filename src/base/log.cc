@@ -10,6 +10,7 @@
 #include <string>
 
 #include "src/base/env.h"
+#include "src/base/text.h"
 
 namespace weft {
 namespace {
@@ -58,23 +59,8 @@ struct Logger {
     return invert ? ~mask : mask;
   }
 
-  // %h becomes the host name and %p the pid, as in NCCL_DEBUG_FILE.
   void openFile(const std::string& pattern) {
-    std::string path;
-    for (size_t i = 0; i < pattern.size(); ++i) {
-      if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'p') {
-        path += std::to_string(getpid());
-        ++i;
-      } else if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'h') {
-        char h[64] = {};
-        gethostname(h, sizeof(h) - 1);
-        path += h;
-        ++i;
-      } else {
-        path += pattern[i];
-      }
-    }
-    if (FILE* f = fopen(path.c_str(), "a")) out = f;
+    if (FILE* f = fopen(expandFilePattern(pattern).c_str(), "a")) out = f;
   }
 };
 

@@ -1,5 +1,7 @@
 #include "src/base/text.h"
 
+#include <unistd.h>
+
 #include <cctype>
 
 namespace weft {
@@ -20,6 +22,25 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
     if (end == std::string_view::npos) return parts;
     start = end + 1;
   }
+}
+
+std::string expandFilePattern(std::string_view pattern) {
+  std::string path;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
+    if (pattern[i] == '%' && next == 'p') {
+      path += std::to_string(getpid());
+      ++i;
+    } else if (pattern[i] == '%' && next == 'h') {
+      char host[256] = {};
+      gethostname(host, sizeof(host) - 1);
+      path += host;
+      ++i;
+    } else {
+      path += pattern[i];
+    }
+  }
+  return path;
 }
 
 }  // namespace weft

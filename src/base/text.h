@@ -1,6 +1,7 @@
 // Small text helpers for parsing settings and files.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -10,5 +11,8 @@ namespace weft {
 std::string_view trim(std::string_view text);
 // The pieces between separators, empty ones included ("a,,b" gives "a", "", "b").
 std::vector<std::string_view> split(std::string_view text, char sep);
+// A file name pattern with %h replaced by the host name and %p by the pid, as in
+// NCCL_DEBUG_FILE.
+std::string expandFilePattern(std::string_view pattern);
 
 }  // namespace weft

@@ -58,7 +58,10 @@ Status chooseLocalAddress(const SockAddr& root, SockAddr* out) {
 }  // namespace
 
 Communicator::Communicator(int rank, int nranks, CommConfig config)
-    : rank_(rank), nranks_(nranks), config_(std::move(config)) {
+    : rank_(rank),
+      nranks_(nranks),
+      config_(std::move(config)),
+      recorder_(static_cast<size_t>(env().traceBuffer)) {
   directOp_.countInto(stats_.current());
   stagedOp_.countInto(stats_.current());
 }
@@ -82,6 +85,7 @@ AlgoParams Communicator::algoParams(size_t elemSize) const {
 
 Status Communicator::connect(const UniqueIdData& id) {
   setLogRank(rank_);
+  tag_.store(id.commTag, std::memory_order_relaxed);
   SockAddr local;
   Status s = chooseLocalAddress(id.root.toSockAddr(), &local);
   if (s.ok()) s = connectTransports(id, local);
@@ -398,10 +402,10 @@ Status Communicator::usable() const {
   return okStatus();
 }
 
-void Communicator::fail(const Status& status) {
+bool Communicator::fail(const Status& status) {
   {
     std::lock_guard<std::mutex> lock(errorMutex_);
-    if (!error_.ok()) return;
+    if (!error_.ok()) return false;
     error_ = status;
     failed_.store(true, std::memory_order_release);
   }
@@ -410,6 +414,7 @@ void Communicator::fail(const Status& status) {
   // direct_ is set before state_ turns ready, and not changed after.
   if (state_.load() == State::kReady && direct_) direct_->markFailed();
   closeLinks();
+  return true;
 }
 
 void Communicator::abort() {

@@ -22,6 +22,7 @@
 #include "src/base/status.h"
 #include "src/bootstrap/bootstrap.h"
 #include "src/comm/config.h"
+#include "src/comm/flight_recorder.h"
 #include "src/comm/traffic_stats.h"
 #include "transports/channel.h"
 
@@ -76,6 +77,10 @@ class Communicator {
   AlgoParams algoParams(size_t elemSize) const;
   Bootstrap& bootstrap() { return *bootstrap_; }
   std::string describe() const;  // "rank 2 of 4 (name)"
+  // The id every rank of this communicator shares (its unique id's tag), once connecting began.
+  uint64_t tag() const { return tag_.load(std::memory_order_relaxed); }
+  // The last calls (WEFT_TRACE_BUFFER of them), for WEFT_TRACE_DUMP and weft-trace.
+  FlightRecorder& recorder() { return recorder_; }
 
   // Scratch memory for the running operation; grows, never shrinks.
   char* scratch(size_t bytes);
@@ -96,17 +101,19 @@ class Communicator {
   }
   // Waits until every operation issued so far has run.
   Status drain();
-  uint64_t nextSequence() { return sequence_++; }
   // Collectives only, which every rank calls alike (point-to-point calls are not counted): the
-  // number in their messages' stamps (collectives/call_stamp.h).
+  // number in their messages' stamps (collectives/call_stamp.h), labels and flight records.
   uint64_t nextCollective() { return collectives_++; }
+  // Phases of sends and receives, numbered apart for their labels.
+  uint64_t nextPointToPointGroup() { return pointToPointGroups_++; }
   // Completed calls and their traffic (weftCommGetStats); src/enqueue/count.h files them.
   TrafficStats& stats() { return stats_; }
 
   // Errors. The first one sticks: the communicator is unusable afterwards, and its links are
-  // closed so the peers find out at once instead of at their timeout.
+  // closed so the peers find out at once instead of at their timeout. fail() returns whether
+  // `status` was the first.
   Status usable() const;
-  void fail(const Status& status);
+  bool fail(const Status& status);
   void abort();
   const AbortFlag* abortFlag() const { return &abort_; }
   bool aborted() const { return abort_.load(); }
@@ -135,6 +142,8 @@ class Communicator {
   const int nranks_;
   const CommConfig config_;
   TrafficStats stats_;  // before the channels and operations that count into it
+  FlightRecorder recorder_;
+  std::atomic<uint64_t> tag_{0};
   std::unique_ptr<Bootstrap> bootstrap_;
   std::vector<std::unique_ptr<Link>> links_;  // by rank; null for self
   std::vector<Channel> channels_;
@@ -160,7 +169,7 @@ class Communicator {
   AbortFlag abort_{false};
   std::atomic<uint64_t> nextTicket_{0};
   std::atomic<uint64_t> doneTicket_{0};
-  uint64_t sequence_ = 0;
+  uint64_t pointToPointGroups_ = 0;
   uint64_t collectives_ = 0;
 
   std::atomic<bool> failed_{false};  // error_ is set: the fast check of usable()

@@ -66,4 +66,10 @@ Communicator* liveComm(weftComm_t handle) {
   return it->second;
 }
 
+void forEachLiveComm(const std::function<void(Communicator&)>& fn) {
+  std::lock_guard<std::mutex> lock(gMutex);
+  for (auto& [handle, comm] : table().byHandle)
+    fn(*comm);
+}
+
 }  // namespace weft

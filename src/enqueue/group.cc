@@ -6,6 +6,7 @@
 
 #include "src/comm/communicator.h"
 #include "src/enqueue/check.h"
+#include "src/enqueue/record.h"
 #include "src/enqueue/runner.h"
 #include "src/enqueue/stream.h"
 
@@ -40,8 +41,13 @@ Status launch(std::vector<Op> ops) {
     (op.kind == OpKind::kCollective ? w->collectives : w->p2p).push_back(std::move(op));
   }
   for (auto& [stream, works] : byStream) {
-    for (CommWork& w : works)
+    for (CommWork& w : works) {
       w.ticket = w.comm->takeTicket();
+      for (Op& op : w.collectives)
+        recordEnqueued(op);
+      for (Op& op : w.p2p)
+        recordEnqueued(op);
+    }
   }
   Status first;
   for (auto& [stream, works] : byStream) {
@@ -62,15 +68,20 @@ void fillWork(std::vector<CommWork>& works, Op&& op) {
   w.comm = op.comm;
   w.collectives.clear();
   w.p2p.clear();
-  (op.kind == OpKind::kCollective ? w.collectives : w.p2p).push_back(std::move(op));
+  std::vector<Op>& list = op.kind == OpKind::kCollective ? w.collectives : w.p2p;
+  list.push_back(std::move(op));
   w.ticket = w.comm->takeTicket();
+  recordEnqueued(list.back());
 }
 
 // A blocking call outside a group. A collective, the latency path, runs straight from its op; a
 // send or receive runs as the only work of a list kept per thread, so that a call allocates
 // nothing once the thread has made one.
 Status runNow(Op&& op) {
-  if (op.kind == OpKind::kCollective) return runCollective(op);
+  if (op.kind == OpKind::kCollective) {
+    recordEnqueued(op);
+    return runCollective(op);
+  }
   thread_local std::vector<CommWork> works(1);
   fillWork(works, std::move(op));
   return runWorks(works);

@@ -34,6 +34,8 @@ struct Op {
   int* source = nullptr;
   // All-to-allv: send counts, send displacements, receive counts, receive displacements.
   std::vector<size_t> vcounts;
+  // Its record in the communicator's flight recorder (src/enqueue/record.h); 0 for none.
+  uint64_t record = 0;
 };
 
 // op.args with the all-to-allv pointers aimed at op.vcounts (which moves with the op).

@@ -103,19 +103,48 @@ std::string PhaseLabel::describe() const {
     return strprintf("send/recv group #%llu (%zu calls)", static_cast<unsigned long long>(sequence),
                      count);
   }
+  return strprintf("%s #%llu (%zu x %s%s%s, %s)", collName(kind),
+                   static_cast<unsigned long long>(sequence), count, typeName(type),
+                   reduces ? " " : "", reduces ? opName(op) : "", how().c_str());
+}
+
+std::string PhaseLabel::how() const {
+  if (pointToPoint) return "send/recv";
+  if (tiered) {
+    return strprintf("tiered %s/%s/%s",
+                     kind == CollKind::kAllReduce ? algoName(tiers.intraReduce) : "-",
+                     algoName(tiers.inter), algoName(tiers.intraBroadcast));
+  }
   std::string how = path == Path::kDirect               ? "direct"
                     : path == Path::kStaged             ? "staged"
                     : path == Path::kStagedOrSingleCopy ? "staged or single copy"
                                                         : algoName(algo);
   if (streamed) how += ", streamed";
-  if (tiered) {
-    how = strprintf("tiered %s/%s/%s",
-                    kind == CollKind::kAllReduce ? algoName(tiers.intraReduce) : "-",
-                    algoName(tiers.inter), algoName(tiers.intraBroadcast));
-  }
-  return strprintf("%s #%llu (%zu x %s%s%s, %s)", collName(kind),
-                   static_cast<unsigned long long>(sequence), count, typeName(type),
-                   reduces ? " " : "", reduces ? opName(op) : "", how.c_str());
+  return how;
+}
+
+// Bit 0 marks a label, 1 point-to-point, 2 streamed, 3 tiered; the path in bits 4-7, the
+// collective in 8-15, then the algorithms a byte each.
+uint64_t PhaseLabel::packHow() const {
+  return 1u | (pointToPoint ? 2u : 0u) | (streamed ? 4u : 0u) | (tiered ? 8u : 0u) |
+         static_cast<uint64_t>(path) << 4 | static_cast<uint64_t>(kind) << 8 |
+         static_cast<uint64_t>(algo) << 16 | static_cast<uint64_t>(tiers.intraReduce) << 24 |
+         static_cast<uint64_t>(tiers.inter) << 32 |
+         static_cast<uint64_t>(tiers.intraBroadcast) << 40;
+}
+
+PhaseLabel PhaseLabel::unpackHow(uint64_t word) {
+  PhaseLabel l;
+  l.pointToPoint = (word & 2) != 0;
+  l.streamed = (word & 4) != 0;
+  l.tiered = (word & 8) != 0;
+  l.path = static_cast<Path>((word >> 4) & 0xf);
+  l.kind = static_cast<CollKind>((word >> 8) & 0xff);
+  l.algo = static_cast<Algo>((word >> 16) & 0xff);
+  l.tiers.intraReduce = static_cast<Algo>((word >> 24) & 0xff);
+  l.tiers.inter = static_cast<Algo>((word >> 32) & 0xff);
+  l.tiers.intraBroadcast = static_cast<Algo>((word >> 40) & 0xff);
+  return l;
 }
 
 void Phase::finish() const {
@@ -170,9 +199,9 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
   const CollArgs a = argsOf(op);
   const size_t es = typeSize(op.type);
   *out = Phase();
-  out->label = collectiveLabel(op, comm.nextSequence());
-  out->type = op.type;
   const uint64_t call = comm.nextCollective();
+  out->label = collectiveLabel(op, call);
+  out->type = op.type;
   if (out->label.reduces && op.redop == weftAvg &&
       (a.kind != CollKind::kReduce || a.rank == a.root)) {
     out->averageBuffer = op.recvbuff;
@@ -250,7 +279,7 @@ Status planPointToPoint(Communicator& comm, const std::vector<Op>& ops, Phase* o
   *out = Phase();
   out->label.pointToPoint = true;
   out->label.count = ops.size();
-  out->label.sequence = comm.nextSequence();
+  out->label.sequence = comm.nextPointToPointGroup();
   if (ops.size() == 1 && ops[0].anySource) {  // never grouped (src/enqueue/check.cc)
     out->owned = std::make_unique<RecvAnySource>(comm, ops[0]);
     out->runnable = out->owned.get();

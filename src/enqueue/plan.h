@@ -38,11 +38,17 @@ struct PhaseLabel {
   bool tiered = false;    // in tiers across hosts (collectives/placement.h)
   TierAlgos tiers;
   Algo algo = Algo::kRing;
+  // The collective's number (Communicator::nextCollective), or the send/recv group's.
   uint64_t sequence = 0;
 
   // "all_reduce #12 (4096 x float32 sum, ring)", "... staged, streamed)" or
   // "send/recv group #13 (4 calls)".
   std::string describe() const;
+  // How it runs: "ring", "direct", "staged, streamed", "tiered tree/ring/tree", "send/recv".
+  std::string how() const;
+  // The fields how() reads, in one word (for the flight recorder), and back; 0 is no label.
+  uint64_t packHow() const;
+  static PhaseLabel unpackHow(uint64_t word);
 };
 
 struct Phase {

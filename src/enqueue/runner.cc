@@ -8,6 +8,8 @@
 #include "src/comm/communicator.h"
 #include "src/enqueue/count.h"
 #include "src/enqueue/plan.h"
+#include "src/enqueue/record.h"
+#include "src/enqueue/trace_dump.h"
 #include "transports/link.h"
 #include "transports/link_wait.h"
 
@@ -32,12 +34,20 @@ struct Active {
   bool spun = false;  // runCollective's shortcut spun on it already
 };
 
-// Marks the communicator failed by `what`'s error, and returns the error as reported.
-// A call ended by a local abort says so, not what the abort did to its links.
+// Marks the communicator failed by `what`'s error, and returns the error as reported. A call
+// ended by a local abort says so, not what the abort did to its links. The first error of the
+// communicator dumps its flight recorder (WEFT_TRACE_DUMP), and its message says where.
 Status failComm(Communicator& comm, const std::string& what, const Status& s) {
   Status full = (comm.aborted() ? abortedStatus() : s).withContext(comm.describe() + ": " + what);
-  comm.fail(full);
-  return full;
+  if (!comm.fail(full)) return full;
+  const std::string path = dumpTrace(comm, "error", full);
+  return path.empty() ? full : Status(full.code(), full.message() + " (trace: " + path + ")");
+}
+
+// The ops of the work's running phase: its collective, or its sends and receives.
+std::span<const Op> phaseOps(const Active& a) {
+  if (a.phase.label.pointToPoint) return a.work->p2p;
+  return a.collectives.subspan(a.nextCollective - 1, 1);
 }
 
 // Plans and starts the work's next phase; marks it finished when nothing is left.
@@ -45,17 +55,27 @@ Status startNext(Active& a) {
   CommWork& w = *a.work;
   Communicator& comm = *w.comm;
   if (a.nextCollective < a.collectives.size()) {
-    Status s = planCollective(comm, a.collectives[a.nextCollective++], &a.phase);
-    if (!s.ok()) return s.withContext(a.phase.label.describe());
+    const Op& op = a.collectives[a.nextCollective++];
+    Status s = planCollective(comm, op, &a.phase);
+    if (!s.ok()) {
+      recordFailed(op, s);
+      return s.withContext(a.phase.label.describe());
+    }
     WEFT_TRACE(kColl, "%s", a.phase.label.describe().c_str());
   } else if (!w.p2p.empty() && !a.p2pPlanned) {
     a.p2pPlanned = true;
     Status s = planPointToPoint(comm, w.p2p, &a.phase);
-    if (!s.ok()) return s.withContext(a.phase.label.describe());
+    if (!s.ok()) {
+      for (const Op& op : w.p2p)
+        recordFailed(op, s);
+      return s.withContext(a.phase.label.describe());
+    }
   } else {
     a.finished = true;
     return okStatus();
   }
+  for (const Op& op : phaseOps(a))
+    recordStarted(op, a.phase.label);
   a.running = true;
   a.moved = true;
   return okStatus();
@@ -74,13 +94,15 @@ Status checkPendingPeers(Active& a) {
   return comm.checkPeers(op.pendingPeers());
 }
 
-// Files the phase that just finished in the communicator's statistics.
+// Files the phase that just finished in the communicator's statistics and flight recorder.
 void countFinished(const Active& a) {
   if (a.phase.label.pointToPoint) {
     countPointToPoint(*a.work->comm, a.work->p2p);
   } else {
     countCollective(*a.work->comm, a.collectives[a.nextCollective - 1]);
   }
+  for (const Op& op : phaseOps(a))
+    recordFinished(op);
 }
 
 // Checks made only while idle: abort, dead peers, and the timeout.
@@ -96,9 +118,13 @@ Status checkWhileIdle(Active& a) {
   }
   auto idle = now - a.lastProgress;
   if (timeoutMs > 0 && idle > std::chrono::milliseconds(timeoutMs)) {
-    return errorf(weftTimeout, "timed out after %.1f s without progress; waiting: %s",
-                  static_cast<double>(timeoutMs) / 1000.0,
-                  a.phase.runnable->describeWait().c_str());
+    const Traffic& moved = *comm.stats().current();
+    return errorf(
+        weftTimeout,
+        "timed out after %.1f s without progress (the call had sent %llu bytes and "
+        "received %llu); waiting: %s",
+        static_cast<double>(timeoutMs) / 1000.0, static_cast<unsigned long long>(moved.sent),
+        static_cast<unsigned long long>(moved.received), a.phase.runnable->describeWait().c_str());
   }
   return okStatus();
 }
@@ -228,6 +254,10 @@ class Runner {
   }
 
   void failWith(Active& a, const Status& s) {
+    if (a.running) {
+      for (const Op& op : phaseOps(a))
+        recordFailed(op, s);
+    }
     Status full = failComm(*a.work->comm, a.running ? a.phase.label.describe() : "operation", s);
     a.finished = true;
     a.running = false;
@@ -260,9 +290,11 @@ bool spinDirect(Communicator& comm, const Op& op, uint64_t sequence, Status* res
     if (!s.ok() || direct.done()) {
       if (!s.ok()) {
         setLogRank(comm.rank());
+        recordFailed(op, s);
         s = failComm(comm, directLabel(op, sequence).describe(), s);
       } else {
         countCollective(comm, op);
+        recordFinished(op);
       }
       comm.endTurn();
       *result = s;
@@ -302,8 +334,8 @@ Status runCollective(const Op& op) {
   const bool direct = op.redop != weftAvg && comm.isTurn(work.ticket) && startDirect(comm, op);
   uint64_t sequence = 0;
   if (direct) {
-    sequence = comm.nextSequence();
-    comm.nextCollective();  // planCollective counts the others
+    sequence = comm.nextCollective();  // planCollective counts the others
+    recordStarted(op, directLabel(op, sequence));
     if (logEnabled(LogLevel::kTrace, kColl)) {
       setLogRank(comm.rank());
       WEFT_TRACE(kColl, "%s", directLabel(op, sequence).describe().c_str());
