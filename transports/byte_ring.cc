@@ -14,7 +14,28 @@ ByteRing::ByteRing(RingControl* control, char* data, size_t capacity, size_t pub
 void ByteRing::initialize(RingControl* control) {
   control->head.store(0, std::memory_order_relaxed);
   control->tail.store(0, std::memory_order_relaxed);
+  control->farewellOrigin.store(-1, std::memory_order_relaxed);
+  control->farewellBytes = 0;
   control->closed.store(0, std::memory_order_release);
+}
+
+void ByteRing::leaveFarewell(const Farewell& why) {
+  if (why.origin < 0 || control_->farewellOrigin.load(std::memory_order_relaxed) >= 0) return;
+  const size_t n = std::min(why.message.size(), kFarewellBytes);
+  memcpy(control_->farewell, why.message.data(), n);
+  control_->farewellBytes = static_cast<uint32_t>(n);
+  control_->farewellOrigin.store(why.origin, std::memory_order_release);
+}
+
+Farewell ByteRing::farewell() const {
+  Farewell f;
+  if (!closed()) return f;
+  const int origin = control_->farewellOrigin.load(std::memory_order_acquire);
+  if (origin < 0) return f;
+  const size_t n = std::min<size_t>(control_->farewellBytes, kFarewellBytes);
+  f.origin = origin;
+  f.message.assign(control_->farewell, n);
+  return f;
 }
 
 size_t ByteRing::write(const void* data, size_t bytes) {

@@ -7,12 +7,18 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "transports/link.h"
+
 namespace weft {
 
 struct RingControl {
   alignas(64) std::atomic<uint64_t> head;    // bytes written, by the producer
   alignas(64) std::atomic<uint64_t> tail;    // bytes consumed, by the consumer
   alignas(64) std::atomic<uint32_t> closed;  // either side may set it
+  // The producer's farewell (transports/link.h): its text first, then its origin (-1: none).
+  std::atomic<int32_t> farewellOrigin;
+  uint32_t farewellBytes;
+  char farewell[kFarewellBytes];
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free,
               "rings in shared memory need lock-free 64-bit atomics");
@@ -36,6 +42,10 @@ class ByteRing {
 
   void close() { control_->closed.store(1, std::memory_order_release); }
   bool closed() const { return control_->closed.load(std::memory_order_acquire) != 0; }
+  // Producer side, once, before close(): the farewell the consumer finds after it.
+  void leaveFarewell(const Farewell& why);
+  // Consumer side: the producer's farewell once it closed with one.
+  Farewell farewell() const;
   size_t capacity() const { return capacity_; }
 
  private:

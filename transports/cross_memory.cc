@@ -34,7 +34,7 @@ Status readProcessMemory(pid_t pid, void* to, uint64_t from, size_t bytes) {
     }
     const int err = n == 0 ? EFAULT : errno;
     if (err == EINTR) continue;
-    if (err == ESRCH) return errorf(weftRemoteError, "process %d is gone", static_cast<int>(pid));
+    if (err == ESRCH) return errorf(weftRemoteError, "process %d exited", static_cast<int>(pid));
     if (err == EFAULT) {
       return errorf(weftInvalidUsage,
                     "process %d has no readable memory at 0x%llx + %zu (a buffer shorter than "

@@ -21,4 +21,17 @@ Status Link::read(void* data, size_t bytes, size_t* got) {
   return okStatus();
 }
 
+Status farewellError(int peer, const Farewell& farewell, const Status& plain) {
+  if (farewell.origin < 0) return plain;
+  if (peer < 0) {
+    return errorf(weftRemoteError, "the peer closed the link after rank %d failed: %s",
+                  farewell.origin, farewell.message.c_str());
+  }
+  if (farewell.origin == peer) {
+    return errorf(weftRemoteError, "rank %d failed: %s", peer, farewell.message.c_str());
+  }
+  return errorf(weftRemoteError, "rank %d closed the link after rank %d failed: %s", peer,
+                farewell.origin, farewell.message.c_str());
+}
+
 }  // namespace weft

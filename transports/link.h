@@ -4,12 +4,29 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "src/base/status.h"
 #include "transports/doorbell.h"
 #include "transports/slot_area.h"
 
 namespace weft {
+
+// Why a side closed its link, told to the peer where the transport can carry it: the rank whose
+// own failure began the closing (this side's rank, or the origin of a farewell it received) and
+// that failure's message. Peers that fail because of it pass it on unchanged, so every rank
+// names the first failure, not the neighbour that closed last.
+struct Farewell {
+  int origin = -1;  // -1: no farewell
+  std::string message;
+};
+// The longest message a farewell carries; longer ones are cut.
+constexpr size_t kFarewellBytes = 480;
+
+// The error of a link whose peer (-1: unknown) left: its farewell where it gave one, else
+// `plain`.
+// "rank 1 failed: <message>", "rank 2 closed the link after rank 1 failed: <message>".
+Status farewellError(int peer, const Farewell& farewell, const Status& plain);
 
 class Link {
  public:
@@ -47,6 +64,11 @@ class Link {
 
   // Tells the peer this side is gone (abort or destroy); its next calls report it.
   virtual void close() = 0;
+  // Leaves `why` for the peer to find once this side closes (call it before close()); a no-op
+  // where the transport cannot carry it.
+  virtual void sayFarewell(const Farewell& /*why*/) {}
+  // The peer's farewell, once it closed with one; origin -1 before that or where it gave none.
+  virtual Farewell receivedFarewell() { return {}; }
 
   // "shm", "tcp" or "loopback", for log lines and error messages.
   virtual const char* kind() const = 0;

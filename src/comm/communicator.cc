@@ -413,8 +413,26 @@ bool Communicator::fail(const Status& status) {
   if (state_.load() == State::kInitializing) state_.store(State::kFailed);
   // direct_ is set before state_ turns ready, and not changed after.
   if (state_.load() == State::kReady && direct_) direct_->markFailed();
+  sayFarewell(status);
   closeLinks();
   return true;
+}
+
+void Communicator::sayFarewell(const Status& status) {
+  std::lock_guard<std::mutex> lock(linksMutex_);
+  // Passed on where a peer's farewell came first: the failure began there.
+  Farewell why{rank_, aborted() ? describe() + " called weftCommAbort" : status.message()};
+  for (auto& l : links_) {
+    if (!l) continue;
+    Farewell theirs = l->receivedFarewell();
+    if (theirs.origin >= 0) {
+      why = std::move(theirs);
+      break;
+    }
+  }
+  for (auto& l : links_) {
+    if (l) l->sayFarewell(why);
+  }
 }
 
 void Communicator::abort() {

@@ -136,6 +136,8 @@ class Communicator {
   // Measures the links for the cost model: one ring through every rank where they are all of
   // one kind, else rings inside the hosts and one through their leaders.
   Status calibrate(bool anyNet, bool anyShm, bool netWithin);
+  // Leaves every peer the farewell (transports/link.h) of a failure with `status`.
+  void sayFarewell(const Status& status);
   void closeLinks();
 
   const int rank_;

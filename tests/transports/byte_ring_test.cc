@@ -43,6 +43,24 @@ TEST(ByteRing, WhatWasWrittenBeforeTheCloseIsDeliveredFirst) {
   EXPECT_FALSE(open) << "closed and drained is the end";
 }
 
+TEST(ByteRing, AFarewellShowsOnceClosedAndOnlyTheFirstCounts) {
+  Ring r;
+  EXPECT_EQ(r.consumer.farewell().origin, -1);
+  r.producer.leaveFarewell(Farewell{3, "rank 3 of 4: timed out"});
+  EXPECT_EQ(r.consumer.farewell().origin, -1) << "not before the close";
+  r.producer.leaveFarewell(Farewell{1, "later"});
+  r.producer.close();
+  Farewell f = r.consumer.farewell();
+  EXPECT_EQ(f.origin, 3);
+  EXPECT_EQ(f.message, "rank 3 of 4: timed out");
+}
+
+TEST(ByteRing, AClosedRingWithoutFarewellHasNone) {
+  Ring r;
+  r.producer.close();
+  EXPECT_EQ(r.consumer.farewell().origin, -1);
+}
+
 TEST(ByteRing, OpenAndEmptyIsNotTheEnd) {
   Ring r;
   bool open = false;

@@ -195,6 +195,13 @@ TEST(ShmTransport, KilledPeerIsReportedByCheckPeerAndLeaksNothing) {
   }
 }
 
+TEST(ShmTransport, FarewellsAreNamed) {
+  expectAllOk(runRanks(3, [](RankInfo& info) {
+    return test::farewellsAreNamed(test::testContext(info.rank, info.nranks, info.allGather),
+                                   shm::connect);
+  }));
+}
+
 TEST(ShmTransport, ClosedPeerDeliversWhatItSentThenReportsClosed) {
   expectAllOk(runRanks(2, [](RankInfo& info) {
     TransportContext ctx = test::testContext(info.rank, info.nranks, info.allGather);

@@ -119,6 +119,14 @@ TEST(TcpTransport, RawStreamOverThreeSocketsKeepsPeekAlignment) {
   }));
 }
 
+TEST(TcpTransport, FarewellsAreNamed) {
+  expectAllOk(runRanks(3, [](RankInfo& info) {
+    TransportContext ctx = test::testContext(info.rank, info.nranks, info.allGather);
+    ctx.nSocketsPerPeer = 2;
+    return test::farewellsAreNamed(ctx, tcp::connect);
+  }));
+}
+
 TEST(TcpTransport, RankWithoutPeersStillJoinsTheGather) {
   expectAllOk(runRanks(3, [](RankInfo& info) {
     return test::rankWithoutPeers(test::testContext(info.rank, info.nranks, info.allGather),

@@ -348,6 +348,46 @@ Status readOneThenSeeClosed(const TransportContext& ctx, Link& link, size_t byte
   return okStatus();
 }
 
+Status farewellsAreNamed(const TransportContext& ctx, ConnectFn connect) {
+  std::vector<int> peers;
+  for (int r = 0; r < 3; ++r) {
+    if (r != ctx.rank) peers.push_back(r);
+  }
+  std::vector<std::unique_ptr<Link>> links;
+  WEFT_RETURN_IF_ERROR(connect(ctx, peers, &links));
+  const std::string why = "rank 2 of 3: all_reduce #4: timed out";
+  // A message past kFarewellBytes is cut there.
+  const std::string longWhy = why + std::string(kFarewellBytes, '.');
+  if (ctx.rank != 0) {
+    links[0]->sayFarewell(Farewell{2, ctx.rank == 1 ? why : longWhy});
+    for (auto& l : links)
+      l->close();
+    return okStatus();
+  }
+  for (size_t i = 0; i < links.size(); ++i) {
+    const int peer = peers[i];
+    Status s;
+    while (s.ok() && !ctx.deadline.expired()) {
+      char byte = 0;
+      size_t got = 0;
+      s = links[i]->read(&byte, 1, &got);
+      if (s.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    const std::string expected = peer == 1 ? "rank 1 closed the link after rank 2 failed: " + why
+                                           : "rank 2 failed: " + longWhy.substr(0, kFarewellBytes);
+    if (s.code() != weftRemoteError || s.message() != expected) {
+      return errorf(weftInternalError, "rank %d's close read as [%s], not [%s]", peer,
+                    s.message().c_str(), expected.c_str());
+    }
+    Farewell f = links[i]->receivedFarewell();
+    if (f.origin != 2 || f.message != (peer == 1 ? why : longWhy.substr(0, kFarewellBytes))) {
+      return errorf(weftInternalError, "rank %d's farewell came back as %d [%s]", peer, f.origin,
+                    f.message.c_str());
+    }
+  }
+  return okStatus();
+}
+
 Status rawStreamBetweenTwo(const TransportContext& ctx, ConnectFn connect, size_t bytes) {
   std::vector<std::unique_ptr<Link>> links;
   WEFT_RETURN_IF_ERROR(connect(ctx, {1 - ctx.rank}, &links));

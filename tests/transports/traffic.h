@@ -49,6 +49,11 @@ Status rankWithoutPeers(const TransportContext& ctx, ConnectFn connect);
 Status sendOneThenClose(const TransportContext& ctx, Link& link, size_t bytes);
 Status readOneThenSeeClosed(const TransportContext& ctx, Link& link, size_t bytes);
 
+// Of 3 ranks, each connected to the others: rank 1 fails with a farewell that says rank 2's
+// failure began it, rank 2 with its own, and both close. Rank 0's links then name rank 2's
+// failure in their errors, and hand the farewells over as they were said.
+Status farewellsAreNamed(const TransportContext& ctx, ConnectFn connect);
+
 // Waits for one message from peer that never comes, until the link reports an error.
 // useCheckPeer: also call checkPeer() while waiting. Gives the error (ok if none by deadline).
 Status awaitFailure(const TransportContext& ctx, Link& link, int peer, bool useCheckPeer,

@@ -32,14 +32,12 @@ class LoopbackLink : public Link {
   ~LoopbackLink() override { close(); }
 
   Status write(const void* data, size_t bytes, size_t* written) override {
-    if (out_.closed()) return Status(weftRemoteError, "loopback peer closed the link");
+    if (out_.closed()) return closedError();
     *written = out_.write(data, bytes);
     return okStatus();
   }
   Status peek(const void** data, size_t* bytes) override {
-    if (!in_.peekUnlessEnded(data, bytes)) {
-      return Status(weftRemoteError, "loopback peer closed the link");
-    }
+    if (!in_.peekUnlessEnded(data, bytes)) return closedError();
     return okStatus();
   }
   void consume(size_t bytes) override { in_.consume(bytes); }
@@ -48,9 +46,16 @@ class LoopbackLink : public Link {
     out_.close();
     in_.close();
   }
+  void sayFarewell(const Farewell& why) override { out_.leaveFarewell(why); }
+  Farewell receivedFarewell() override { return in_.farewell(); }
   const char* kind() const override { return "loopback"; }
 
  private:
+  Status closedError() const {
+    return farewellError(-1, in_.farewell(),
+                         Status(weftRemoteError, "loopback peer closed the link"));
+  }
+
   std::shared_ptr<LoopbackPipe> pipe_;
   size_t paceBytes_;
   ByteRing out_;

@@ -25,8 +25,9 @@ ShmLink::~ShmLink() {
 }
 
 Status ShmLink::closedError() const {
-  return errorf(weftRemoteError, "shm link to rank %d (pid %d) was closed", peer_,
-                static_cast<int>(process_.pid()));
+  return farewellError(peer_, in_.farewell(),
+                       errorf(weftRemoteError, "shm link to rank %d (pid %d) was closed", peer_,
+                              static_cast<int>(process_.pid())));
 }
 
 Status ShmLink::write(const void* data, size_t bytes, size_t* written) {
@@ -58,6 +59,14 @@ Status ShmLink::checkPeer() {
   if (closed) return closedError();
   return errorf(weftRemoteError, "rank %d (pid %d) exited", peer_,
                 static_cast<int>(process_.pid()));
+}
+
+void ShmLink::sayFarewell(const Farewell& why) {
+  out_.leaveFarewell(why);
+}
+
+Farewell ShmLink::receivedFarewell() {
+  return in_.farewell();
 }
 
 void ShmLink::close() {

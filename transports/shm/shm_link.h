@@ -31,6 +31,8 @@ class ShmLink : public Link {
   const SlotArea* ownSlots() const override { return &ownSlots_; }
   const SlotArea* peerSlots() const override { return &peerRing_.slots; }
   void close() override;
+  void sayFarewell(const Farewell& why) override;
+  Farewell receivedFarewell() override;
   const char* kind() const override { return "shm"; }
 
  private:

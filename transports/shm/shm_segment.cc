@@ -200,6 +200,8 @@ Doorbell* LocalSegment::doorbell() const {
   return reinterpret_cast<Doorbell*>(mapping_->base() + kDoorbellOffset);
 }
 
+static_assert(sizeof(RingControl) <= kPageBytes, "a ring's control fits the page before its data");
+
 RingControl* LocalSegment::control(size_t peerIndex) const {
   return reinterpret_cast<RingControl*>(mapping_->base() +
                                         ringOffset(peerIndex, ringBytes_, shared()));

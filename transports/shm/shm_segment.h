@@ -49,7 +49,7 @@ struct SegmentBlobRing {
 static_assert(sizeof(SegmentBlobRing) == 16);
 
 constexpr uint32_t kSegmentBlobMagic = 0x48534657u;  // "WFSH"
-constexpr uint16_t kSegmentVersion = 4;
+constexpr uint16_t kSegmentVersion = 5;              // 5: rings carry a farewell
 
 // A parsed, bounds-checked segment description.
 struct SegmentInfo {

@@ -15,6 +15,16 @@ namespace {
 
 static_assert(kStagingBytes % 8 == 0, "staging must keep stream alignment");
 
+// The farewell on its socket: this header, then `bytes` of message.
+struct FarewellHeader {
+  uint32_t magic;
+  int32_t origin;
+  uint32_t bytes;
+};
+constexpr uint32_t kFarewellMagic = 0x59424657u;  // "WFBY"
+// How long a closed stream waits for the farewell sent before it closed.
+constexpr int kFarewellWaitMs = 100;
+
 bool wouldBlock(int err) {
   return err == EAGAIN || err == EWOULDBLOCK;
 }
@@ -32,7 +42,10 @@ TcpLink::TcpLink(int peer, std::vector<Socket> sockets, size_t paceBytes)
     : peer_(peer),
       sockets_(std::move(sockets)),
       paceBytes_(paceBytes),
-      staging_(new uint64_t[kStagingBytes / sizeof(uint64_t)]) {}
+      staging_(new uint64_t[kStagingBytes / sizeof(uint64_t)]) {
+  farewellSocket_ = std::move(sockets_.back());
+  sockets_.pop_back();
+}
 
 TcpLink::~TcpLink() {
   close();
@@ -47,15 +60,59 @@ size_t TcpLink::pieceAt(uint64_t pos, size_t want) const {
   return std::min(want, kStripeBytes - static_cast<size_t>(pos % kStripeBytes));
 }
 
-Status TcpLink::connectionError(size_t socket, int err) const {
+Status TcpLink::connectionError(size_t socket, int err) {
   if (err == 0) {
-    return errorf(weftRemoteError, "tcp connection to rank %d closed (socket %zu)", peer_, socket);
+    return farewellError(
+        peer_, readFarewell(kFarewellWaitMs),
+        errorf(weftRemoteError, "tcp connection to rank %d closed (socket %zu)", peer_, socket));
   }
   if (err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ETIMEDOUT) {
-    return errorf(weftRemoteError, "tcp connection to rank %d closed (socket %zu): %s", peer_,
-                  socket, strerror(err));
+    return farewellError(
+        peer_, readFarewell(kFarewellWaitMs),
+        errorf(weftRemoteError, "tcp connection to rank %d closed (socket %zu): %s", peer_, socket,
+               strerror(err)));
   }
   return systemError(strprintf("tcp socket %zu to rank %d", socket, peer_).c_str(), err);
+}
+
+void TcpLink::sayFarewell(const Farewell& why) {
+  if (closed_ || why.origin < 0 || !farewellSocket_.valid()) return;
+  const std::string text = why.message.substr(0, kFarewellBytes);
+  FarewellHeader h{kFarewellMagic, why.origin, static_cast<uint32_t>(text.size())};
+  std::string bytes(reinterpret_cast<const char*>(&h), sizeof(h));
+  bytes += text;
+  // A few hundred bytes into an idle connection's empty buffer: one call sends them all.
+  ssize_t sent =
+      ::send(farewellSocket_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)sent;
+}
+
+Farewell TcpLink::readFarewell(int waitMs) {
+  const auto complete = [this] {
+    if (farewellIn_.size() < sizeof(FarewellHeader)) return false;
+    FarewellHeader h;
+    memcpy(&h, farewellIn_.data(), sizeof(h));
+    return farewellIn_.size() >= sizeof(h) + std::min<size_t>(h.bytes, kFarewellBytes);
+  };
+  const size_t want = sizeof(FarewellHeader) + kFarewellBytes;
+  bool ended = false;
+  while (!complete() && !ended && farewellSocket_.valid() && !closed_) {
+    pollfd p{farewellSocket_.fd(), POLLIN, 0};
+    if (poll(&p, 1, waitMs) <= 0) break;
+    char buf[sizeof(FarewellHeader) + kFarewellBytes];
+    const ssize_t n = ::recv(farewellSocket_.fd(), buf, want - farewellIn_.size(), MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    ended = n <= 0;
+    if (n > 0) farewellIn_.append(buf, static_cast<size_t>(n));
+  }
+  Farewell f;
+  if (!complete()) return f;
+  FarewellHeader h;
+  memcpy(&h, farewellIn_.data(), sizeof(h));
+  if (h.magic != kFarewellMagic || h.origin < 0) return f;
+  f.origin = h.origin;
+  f.message = farewellIn_.substr(sizeof(h), std::min<size_t>(h.bytes, kFarewellBytes));
+  return f;
 }
 
 Status TcpLink::write(const void* data, size_t bytes, size_t* written) {
@@ -176,6 +233,7 @@ void TcpLink::close() {
   // The peer sees EOF at once, even while a copy of the fd lives on elsewhere.
   for (auto& s : sockets_)
     s.shutdown();
+  farewellSocket_.shutdown();
 }
 
 }  // namespace weft::tcp

@@ -1,6 +1,7 @@
 // TcpLink: a Link over one or more tcp sockets to a peer. The byte stream is striped over the
 // sockets in kStripeBytes units; both ends walk the stripes in the same order, so the stream
-// stays ordered while the sockets move data side by side.
+// stays ordered while the sockets move data side by side. One more socket carries nothing but
+// the farewell (Link::sayFarewell), which the stream could not: a side may close mid-message.
 #pragma once
 
 #include <memory>
@@ -14,7 +15,8 @@ namespace weft::tcp {
 
 class TcpLink : public Link {
  public:
-  // paceBytes: see Link::paceBytes (WEFT_SOCKET_PACE_BYTES).
+  // sockets: the stream's, then the farewell's. paceBytes: see Link::paceBytes
+  // (WEFT_SOCKET_PACE_BYTES).
   TcpLink(int peer, std::vector<Socket> sockets, size_t paceBytes);
   ~TcpLink() override;
 
@@ -32,6 +34,8 @@ class TcpLink : public Link {
   }
   size_t paceBytes() const override { return paceBytes_; }
   void close() override;
+  void sayFarewell(const Farewell& why) override;
+  Farewell receivedFarewell() override { return readFarewell(0); }
   const char* kind() const override { return "tcp"; }
 
  private:
@@ -40,11 +44,16 @@ class TcpLink : public Link {
   size_t pieceAt(uint64_t pos, size_t want) const;
   Status receive(char* dst, size_t bytes, size_t* got);
   Status fillStaging();
-  Status connectionError(size_t socket, int err) const;
+  Status connectionError(size_t socket, int err);
+  // What of the peer's farewell has arrived, waiting up to waitMs for the rest (it was sent
+  // before the stream's sockets closed, but on another connection).
+  Farewell readFarewell(int waitMs);
   size_t staged() const { return static_cast<size_t>(received_ - stagedFrom_); }
 
   int peer_;
   std::vector<Socket> sockets_;
+  Socket farewellSocket_;
+  std::string farewellIn_;  // the peer's farewell as it arrives
   size_t paceBytes_;
   bool closed_ = false;
   bool drained_ = false;                 // the last recv() emptied its socket

@@ -78,8 +78,11 @@ Status connect(const TransportContext& ctx, const std::vector<int>& peers,
   WEFT_INFO(kNet, "tcp: rank %d listens on %s", ctx.rank, bound.toString().c_str());
   std::vector<PeerPlan> plans;
   WEFT_RETURN_IF_ERROR(planPeers(ctx, peers, all, &plans));
+  // The stream's sockets and one for the farewell (TcpLink).
+  TransportContext withFarewell = ctx;
+  withFarewell.nSocketsPerPeer = ctx.nSocketsPerPeer + 1;
   std::vector<std::vector<Socket>> sockets;
-  WEFT_RETURN_IF_ERROR(establishSockets(ctx, listener, plans, &sockets));
+  WEFT_RETURN_IF_ERROR(establishSockets(withFarewell, listener, plans, &sockets));
   listener.close();  // no stranger can reach us any more
   for (size_t i = 0; i < peers.size(); ++i) {
     links->push_back(
