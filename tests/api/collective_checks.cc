@@ -203,49 +203,65 @@ std::vector<weftRedOp_t> opsFor(weftDataType_t type, size_t count, size_t larges
   return {weftSum};
 }
 
+namespace {
+
+// One call of coll, checked; allToAll and allToAllv ignore inPlace, non-reductions op.
+void checkCall(const Ctx& c, Coll coll, weftDataType_t type, weftRedOp_t op, size_t count,
+               bool inPlace, int root) {
+  switch (coll) {
+    case Coll::kAllReduce:
+      return allReduce(c, type, op, count, inPlace);
+    case Coll::kReduce:
+      return reduce(c, type, op, count, inPlace, root);
+    case Coll::kReduceScatter:
+      return reduceScatter(c, type, op, count, inPlace);
+    case Coll::kBroadcast:
+      return broadcast(c, type, count, inPlace, root);
+    case Coll::kAllGather:
+      return allGather(c, type, count, inPlace);
+    case Coll::kAllToAll:
+      return allToAll(c, type, count);
+    case Coll::kAllToAllv:
+      return allToAllv(c, type, count);
+  }
+}
+
+Ctx contextOf(weftComm_t comm, weftStream_t stream) {
+  Ctx c{comm, stream, 0, 0};
+  EXPECT_EQ(weftCommUserRank(comm, &c.rank), weftSuccess);
+  EXPECT_EQ(weftCommCount(comm, &c.n), weftSuccess);
+  return c;
+}
+
+}  // namespace
+
 void checkCollective(weftComm_t comm, Coll coll, const std::vector<size_t>& counts,
                      weftStream_t stream, const std::vector<weftDataType_t>& types) {
-  Ctx c{comm, stream, 0, 0};
-  ASSERT_EQ(weftCommUserRank(comm, &c.rank), weftSuccess);
-  ASSERT_EQ(weftCommCount(comm, &c.n), weftSuccess);
+  const Ctx c = contextOf(comm, stream);
   int round = 0;
   const size_t largest = *std::max_element(counts.begin(), counts.end());
   const std::vector<weftDataType_t> all(std::begin(kAllTypes), std::end(kAllTypes));
+  const bool reduces =
+      coll == Coll::kAllReduce || coll == Coll::kReduce || coll == Coll::kReduceScatter;
+  const bool hasInPlace = coll != Coll::kAllToAll && coll != Coll::kAllToAllv;
   for (weftDataType_t type : types.empty() ? all : types) {
     for (size_t count : counts) {
-      const std::vector<weftRedOp_t> ops = opsFor(type, count, largest);
+      const std::vector<weftRedOp_t> ops =
+          reduces ? opsFor(type, count, largest) : std::vector<weftRedOp_t>{weftSum};
       for (bool inPlace : {false, true}) {
         const int root = (round++) % c.n;
-        switch (coll) {
-          case Coll::kAllReduce:
-            for (weftRedOp_t op : ops)
-              allReduce(c, type, op, count, inPlace);
-            break;
-          case Coll::kReduce:
-            for (weftRedOp_t op : ops)
-              reduce(c, type, op, count, inPlace, root);
-            break;
-          case Coll::kReduceScatter:
-            for (weftRedOp_t op : ops)
-              reduceScatter(c, type, op, count, inPlace);
-            break;
-          case Coll::kBroadcast:
-            broadcast(c, type, count, inPlace, root);
-            break;
-          case Coll::kAllGather:
-            allGather(c, type, count, inPlace);
-            break;
-          case Coll::kAllToAll:
-            if (!inPlace) allToAll(c, type, count);
-            break;
-          case Coll::kAllToAllv:
-            if (!inPlace) allToAllv(c, type, count);
-            break;
-        }
+        if (inPlace && !hasInPlace) continue;
+        for (weftRedOp_t op : ops)
+          checkCall(c, coll, type, op, count, inPlace, root);
         if (::testing::Test::HasFatalFailure()) return;
       }
     }
   }
+}
+
+void checkOneCall(weftComm_t comm, Coll coll, weftDataType_t type, weftRedOp_t op, size_t count,
+                  bool inPlace, int root, weftStream_t stream) {
+  checkCall(contextOf(comm, stream), coll, type, op, count, inPlace, root);
 }
 
 void checkSendRecv(weftComm_t comm) {
