@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -186,7 +187,8 @@ const char* nameOf(Coll coll) {
 }
 
 std::vector<size_t> standardCounts(Coll coll, int nranks) {
-  const size_t big = (1u << 20) + 3;
+  const char* env = getenv("WEFT_TEST_LARGE_COUNT");
+  const size_t big = env != nullptr ? strtoull(env, nullptr, 10) : (1u << 20) + 3;
   bool perRank = coll == Coll::kReduceScatter || coll == Coll::kAllGather ||
                  coll == Coll::kAllToAll || coll == Coll::kAllToAllv;
   size_t large = perRank ? (big / static_cast<size_t>(nranks)) | 1 : big;

@@ -24,8 +24,8 @@ constexpr Coll kAllColls[] = {Coll::kAllReduce,     Coll::kBroadcast, Coll::kRed
                               Coll::kAllToAllv};
 const char* nameOf(Coll coll);
 
-// 0, 1, 7, 1023 and about 1M + 3 (per rank for collectives whose count is per rank, so every
-// collective moves about the same bytes).
+// 0, 1, 7, 1023 and about 1M + 3, or WEFT_TEST_LARGE_COUNT (per rank for collectives whose
+// count is per rank, so every collective moves about the same bytes).
 std::vector<size_t> standardCounts(Coll coll, int nranks);
 
 // Whether the buffers the checks allocate from now on come from weftMemAlloc, so that the
