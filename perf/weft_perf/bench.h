@@ -57,7 +57,11 @@ class Bench {
   void barrier();
   void measure(const Case& c, bool inPlace);
   double acrossRanks(double seconds);
-  int64_t validate(const Case& c, bool inPlace);
+  struct Wrong {
+    int64_t mine = 0;   // found by this rank
+    int64_t total = 0;  // summed over the ranks
+  };
+  Wrong validate(const Case& c, bool inPlace);
   void print(const std::string& text) const;
 
   const Options& o_;

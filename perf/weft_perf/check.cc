@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
 #include "perf/weft_perf/types.h"
 
@@ -298,6 +299,26 @@ void fillExpected(const CheckSpec& s, int rank, const CollCounts& c, void* expec
       out[i] = expectedAt<T>(s, in, rank, c, i);
     }
   });
+}
+
+int64_t countDisturbed(const CheckSpec& s, int rank, const CollCounts& c, const void* input,
+                       const void* output, bool inPlace) {
+  if (inPlace) return 0;
+  const size_t ts = typeInfo(s.type).size;
+  std::vector<char> want(std::max(c.sendCount, c.recvCount) * ts);
+  int64_t changed = 0;
+  auto countChanged = [&](const void* got, size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      changed += std::memcmp(static_cast<const char*>(got) + i * ts, want.data() + i * ts, ts) != 0;
+    }
+  };
+  fillInput(s, rank, want.data(), c.sendCount);
+  countChanged(input, c.sendCount);
+  if (expectedCount(s, rank, c) == 0) {
+    fillPoison(s.type, want.data(), c.recvCount * ts);
+    countChanged(output, c.recvCount);
+  }
+  return changed;
 }
 
 int64_t countWrong(const CheckSpec& s, const void* got, const void* expected, size_t count) {

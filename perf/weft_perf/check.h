@@ -39,4 +39,10 @@ void fillExpected(const CheckSpec& spec, int rank, const CollCounts& counts, voi
 // (avg): there within a relative tolerance of the type's epsilon times (nranks + 1).
 int64_t countWrong(const CheckSpec& spec, const void* got, const void* expected, size_t count);
 
+// Elements a call had to leave alone but changed, of `rank`'s buffers: an out-of-place call's
+// input, and the output of a rank that receives nothing (a reduce's leaves, send's senders),
+// which must keep its poison. In place, the output holds the input: countWrong covers it.
+int64_t countDisturbed(const CheckSpec& spec, int rank, const CollCounts& counts, const void* input,
+                       const void* output, bool inPlace);
+
 }  // namespace weft::perf

@@ -622,6 +622,28 @@ TEST(WeftPerfCheck, CorrectResultsPassAndCorruptionIsCounted) {
   }
 }
 
+// What a call must leave alone: an out-of-place input, and a reduce leaf's output (poison).
+TEST(WeftPerfCheck, ChangedInputsAndWrittenLeafOutputsAreCounted) {
+  for (const TypeInfo& t : allTypes()) {
+    CheckSpec s{Coll::kReduce, t.type, weftSum, 3, 0, 9};
+    const CollCounts c = collCounts(s.coll, 10, 3);
+    Bytes input(c.sendCount * t.size), output(c.recvCount * t.size);
+    fillInput(s, 1, input.data(), c.sendCount);
+    fillPoison(t.type, output.data(), output.size());
+    EXPECT_EQ(countDisturbed(s, 1, c, input.data(), output.data(), false), 0) << t.name;
+    input[2 * t.size] ^= 0x40;
+    output[7 * t.size] ^= 0x01;
+    output[8 * t.size] ^= 0x01;
+    EXPECT_EQ(countDisturbed(s, 1, c, input.data(), output.data(), false), 3) << t.name;
+    EXPECT_EQ(countDisturbed(s, 1, c, input.data(), output.data(), true), 0) << t.name;
+    // The root's output is countWrong's to check; only its input counts here.
+    fillInput(s, 0, input.data(), c.sendCount);
+    EXPECT_EQ(countDisturbed(s, 0, c, input.data(), output.data(), false), 0) << t.name;
+    input[0] ^= 0x01;
+    EXPECT_EQ(countDisturbed(s, 0, c, input.data(), output.data(), false), 1) << t.name;
+  }
+}
+
 TEST(WeftPerfCheck, FloatAverageWithinTolerance) {
   // A library may average by scaling each input by 1/n before summing.
   for (weftDataType_t type : {weftFloat16, weftBfloat16, weftFloat32, weftFloat64}) {
