@@ -209,6 +209,77 @@ TEST(Strangers, IdleConnectionsDoNotHoldTheRendezvous) {
   expectAllOk(results);
 }
 
+// This process's peak resident memory (VmHWM), in bytes.
+size_t peakResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoul(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// Two thousand strangers, up to 100 at a time, reach the rendezvous while rank 1 is late: silent
+// ones, one byte, half a hello, a whole hello with a wrong secret and absurd sizes, 64K of
+// garbage. Rank 0's root refuses them all without crashing and without its memory growing with
+// them, and the ranks still meet.
+TEST(Strangers, AFloodOfGarbageLeavesTheRootUpAndItsMemoryBounded) {
+  const int port = freeLoopbackPort();
+  pid_t strangers = fork();
+  if (strangers == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    RootHello liar;
+    liar.nranks = INT32_MAX;
+    liar.rank = -7;
+    const std::vector<char> garbage(64 << 10, '\x7f');
+    std::vector<int> open;
+    for (int i = 0; i < 2000; ++i) {
+      int fd = connectTo(port);
+      if (fd < 0) _exit(2);
+      ssize_t ignored = 0;
+      switch (i % 5) {
+        case 0:
+          break;  // silent
+        case 1:
+          ignored = write(fd, "W", 1);
+          break;
+        case 2:
+          ignored = write(fd, &liar, sizeof(liar) / 2);
+          break;
+        case 3:
+          ignored = write(fd, &liar, sizeof(liar));
+          break;
+        default:
+          ignored = send(fd, garbage.data(), garbage.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      }
+      (void)ignored;
+      open.push_back(fd);
+      if (open.size() == 100) {
+        for (int o : open)
+          close(o);
+        open.clear();
+      }
+    }
+    _exit(0);
+  }
+  auto results = runProcesses(
+      2, {{"WEFT_COMM_ID", "127.0.0.1:" + std::to_string(port)}, {"WEFT_TRANSPORT", "tcp"}},
+      [](int rank) {
+        const size_t before = peakResidentBytes();
+        joinAndSum(rank, 2, rank == 1 ? 2500 : 0);
+        if (rank == 0) {
+          const size_t grew = peakResidentBytes() - before;
+          EXPECT_LT(grew, 48u << 20) << "rank 0's peak memory grew by " << (grew >> 20) << " MiB";
+        }
+      },
+      60);
+  int status = 0;
+  waitpid(strangers, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the strangers stopped at step " << WEXITSTATUS(status);
+  expectAllOk(results);
+}
+
 // Without WEFT_COMM_SECRET the secret is derived from the job, which strangers may know: rank 0
 // says so at WARN, once.
 TEST(Strangers, ADerivedSecretIsWarnedAbout) {
