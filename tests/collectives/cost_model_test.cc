@@ -133,6 +133,19 @@ TEST(CostModelChoice, OverrideIsRespected) {
                    predictUs(Algo::kPairwise, CollKind::kAllToAll, 1024, 4, 8, kShm));
 }
 
+// Prices worked out by hand, not by the model: copies free, one chunk per message.
+TEST(CostModelPredict, MatchesPricesWorkedOutByHand) {
+  const LinkModel link{10.0, 1.0, 1e9};  // 10 us a message, 1000 bytes a microsecond
+  // Ring all-gather of 100 KB per rank over 4 ranks: 3 steps, each one message of 100 KB
+  // received while the next is sent, so 3 * (10 + 100) us.
+  EXPECT_NEAR(predictUs(Algo::kRing, CollKind::kAllGather, 100'000, 4, 4, link), 330.0, 1.0);
+  // Recursive-doubling all-reduce of 8 bytes over 8 ranks: log2(8) = 3 exchanges of 8 bytes.
+  EXPECT_NEAR(predictUs(Algo::kRecursiveDoubling, CollKind::kAllReduce, 8, 4, 8, link),
+              3 * (10.0 + 0.008), 0.01);
+  // Dissemination barrier over 5 ranks: ceil(log2(5)) = 3 rounds of one message.
+  EXPECT_NEAR(predictUs(Algo::kDissemination, CollKind::kBarrier, 0, 1, 5, link), 30.0, 0.01);
+}
+
 TEST(CostModelPredict, GrowsWithBytes) {
   for (int a = 0; a < kNumAlgos; ++a) {
     for (int k = 0; k < kNumCollKinds; ++k) {
