@@ -326,6 +326,54 @@ TEST(AlgorithmArguments, BadArgumentsAreRejected) {
   EXPECT_TRUE(buildSchedule(Algo::kRing, args, zeroChunk, &s).ok());
 }
 
+// Elements all ranks' schedules send, summed.
+size_t elementsSent(Algo algo, CollKind kind, int n, size_t count) {
+  size_t sent = 0;
+  for (int r = 0; r < n; ++r) {
+    CollArgs args;
+    args.kind = kind;
+    args.nranks = n;
+    args.rank = r;
+    args.root = n - 1;
+    args.count = count;
+    AlgoParams params;
+    params.chunkCount = 7;  // several chunks: pipelining must not change the volume
+    Schedule s;
+    EXPECT_TRUE(buildSchedule(algo, args, params, &s).ok());
+    for (const Step& step : s.steps) {
+      if (step.kind == StepKind::kSend) sent += step.count;
+    }
+  }
+  return sent;
+}
+
+// The volumes the textbook gives each algorithm, worked out by hand from n and the count (per
+// rank for all-gather, reduce-scatter and all-to-all), not from the schedules themselves.
+TEST(AlgorithmTraffic, VolumesAreTheTextbooks) {
+  const size_t c = 1000;
+  for (int n = 2; n <= 9; ++n) {
+    const auto un = static_cast<size_t>(n);
+    SCOPED_TRACE(testing::Message() << n << " ranks");
+    // Ring all-reduce: a reduce-scatter and an all-gather, each n-1 of n blocks per rank.
+    EXPECT_EQ(elementsSent(Algo::kRing, CollKind::kAllReduce, n, c), 2 * (un - 1) * c);
+    EXPECT_EQ(elementsSent(Algo::kRing, CollKind::kAllGather, n, c), un * (un - 1) * c);
+    EXPECT_EQ(elementsSent(Algo::kRing, CollKind::kReduceScatter, n, c), un * (un - 1) * c);
+    EXPECT_EQ(elementsSent(Algo::kPairwise, CollKind::kAllToAll, n, c), un * (un - 1) * c);
+    // Every rank but the root receives the vector once; every rank but the root sends its
+    // partial sum once.
+    EXPECT_EQ(elementsSent(Algo::kRing, CollKind::kBroadcast, n, c), (un - 1) * c);
+    EXPECT_EQ(elementsSent(Algo::kTree, CollKind::kBroadcast, n, c), (un - 1) * c);
+    EXPECT_EQ(elementsSent(Algo::kRing, CollKind::kReduce, n, c), (un - 1) * c);
+    EXPECT_EQ(elementsSent(Algo::kTree, CollKind::kReduce, n, c), (un - 1) * c);
+    // Recursive doubling at a power of two: log2(n) exchanges of the whole vector per rank.
+    if ((n & (n - 1)) == 0) {
+      const size_t rounds = static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(n)));
+      EXPECT_EQ(elementsSent(Algo::kRecursiveDoubling, CollKind::kAllReduce, n, c),
+                un * rounds * c);
+    }
+  }
+}
+
 // Schedules are pure functions of their arguments.
 TEST(AlgorithmSchedules, SameArgumentsSameSchedule) {
   for (const AlgoColl& p : allPairs()) {
