@@ -108,6 +108,13 @@ TEST_P(UcxTransport, RawStreamKeepsPeekAlignment) {
   }));
 }
 
+TEST_P(UcxTransport, FarewellsAreNamed) {
+  expectAllOk(runRanks(3, [](RankInfo& info) {
+    return test::farewellsAreNamed(test::testContext(info.rank, info.nranks, info.allGather),
+                                   ucx::connect);
+  }));
+}
+
 TEST_P(UcxTransport, RankWithoutPeersStillJoinsTheGather) {
   expectAllOk(runRanks(3, [](RankInfo& info) {
     return test::rankWithoutPeers(test::testContext(info.rank, info.nranks, info.allGather),

@@ -265,6 +265,12 @@ Status UcxLink::pump() {
   if (!peerGone_ && goodbyeReceive_.posted() && goodbyeReceive_.test()) {
     peerGone_ = goodbyeReceive_.status() == UCS_OK && goodbyeReceive_.length() == sizeof(Goodbye);
     goodbyeReceive_.reset();
+    if (peerGone_ && x_->goodbye.farewellOrigin >= 0) {
+      std::lock_guard<std::mutex> lock(farewellMutex_);
+      farewellIn_.origin = x_->goodbye.farewellOrigin;
+      farewellIn_.message.assign(x_->goodbye.farewell,
+                                 std::min<size_t>(x_->goodbye.farewellBytes, kFarewellBytes));
+    }
   }
   if (x_->epError.ok()) WEFT_RETURN_IF_ERROR(sendCredit());
   return okStatus();
@@ -274,9 +280,22 @@ Status UcxLink::pump() {
 // broke. Ok while there is none.
 Status UcxLink::peerEnd() const {
   if (peerGone_ && received_ >= x_->goodbye.streamBytes) {
-    return errorf(weftRemoteError, "ucx link to rank %d was closed by the peer", peer_);
+    std::lock_guard<std::mutex> lock(farewellMutex_);
+    return farewellError(
+        peer_, farewellIn_,
+        errorf(weftRemoteError, "ucx link to rank %d was closed by the peer", peer_));
   }
   return x_->epError;
+}
+
+void UcxLink::sayFarewell(const Farewell& why) {
+  std::lock_guard<std::mutex> lock(farewellMutex_);
+  if (farewellOut_.origin < 0) farewellOut_ = why;
+}
+
+Farewell UcxLink::receivedFarewell() {
+  std::lock_guard<std::mutex> lock(farewellMutex_);
+  return farewellIn_;
 }
 
 Status UcxLink::helloDone(bool* done) {
@@ -361,6 +380,13 @@ void UcxLink::finish() {
   };
   if (x_->epError.ok()) {
     x_->myGoodbye.streamBytes = sent_;
+    {
+      std::lock_guard<std::mutex> lock(farewellMutex_);
+      const size_t n = std::min(farewellOut_.message.size(), kFarewellBytes);
+      x_->myGoodbye.farewellOrigin = farewellOut_.origin;
+      x_->myGoodbye.farewellBytes = static_cast<uint32_t>(n);
+      memcpy(x_->myGoodbye.farewell, farewellOut_.message.data(), n);
+    }
     Status ignored = send(tagOf(Kind::kGoodbye, ctx_.rank), &x_->myGoodbye, sizeof(Goodbye), false);
     (void)ignored;  // the peer learns of the end from its endpoint then
   }

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 
 #include "transports/link.h"
 #include "transports/transport.h"
@@ -86,6 +87,9 @@ class UcxLink : public Link {
   // Asks the thread that drives the link to say goodbye and close it at its next call (UCX's
   // worker is not shared between threads); the destructor does it where no call comes.
   void close() override { closeRequested_.store(true); }
+  // The farewell goes in the goodbye, which the driving thread sends as it closes.
+  void sayFarewell(const Farewell& why) override;
+  Farewell receivedFarewell() override;
   const char* kind() const override { return "ucx"; }
 
  private:
@@ -120,6 +124,10 @@ class UcxLink : public Link {
   bool helloChecked_ = false;
   Receive goodbyeReceive_;
   bool peerGone_ = false;  // its goodbye came: it sends no more than x_->goodbye.streamBytes
+  // The farewells, which a thread other than the driving one may say or read.
+  mutable std::mutex farewellMutex_;
+  Farewell farewellOut_;
+  Farewell farewellIn_;
 
   uint64_t received_ = 0;
   uint64_t consumed_ = 0;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "transports/link.h"
 #include "transports/transport.h"
 
 namespace weft::ucx {
@@ -44,6 +45,10 @@ struct Hello {
 
 struct Goodbye {
   uint64_t streamBytes = 0;  // everything the sender wrote
+  // Its farewell (transports/link.h): the origin (-1: none), then the message's bytes.
+  int32_t farewellOrigin = -1;
+  uint32_t farewellBytes = 0;
+  char farewell[kFarewellBytes] = {};
 };
 
 Hello makeHello(const TransportContext& ctx, int toRank);
