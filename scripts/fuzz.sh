@@ -7,6 +7,10 @@
 # every time and a failure there is a regression, not a new find); unset, each run explores anew.
 # The build goes to build-fuzz/; what the runs find goes to build-fuzz/fuzz-runs/<target>/
 # (crash-*, leak-* and the inputs that found new paths), kept for a look after a failure.
+# Each run starts from the seeds and from the corpus kept in the repository
+# (tests/topology/fuzz/kept/<target>.tar.xz: inputs of earlier runs, merged down to those that
+# reach new paths), so CI re-checks every path found so far. WEFT_FUZZ_KEEP=1 merges what a run
+# found into the kept corpus (commit the archives it rewrites).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-${WEFT_FUZZ_SECONDS:-30}}
@@ -34,6 +38,7 @@ cmake --build "$dir" --target "${binaries[@]}"
 
 data="$root/tests/topology/data"
 seeds="$root/tests/topology/fuzz/corpus"
+kept="$root/tests/topology/fuzz/kept"
 # target: the seed files it starts from (data files and hand-written seeds).
 declare -A corpus=(
   [nccl_xml]="$data/*.nccl.xml $seeds/nccl_*.xml"
@@ -57,10 +62,18 @@ for target in "${targets[@]}"; do
   mkdir -p "$work/corpus"
   # shellcheck disable=SC2086  # the globs expand here
   cp ${corpus[$target]} "$work/corpus/"
+  if [ -f "$kept/$target.tar.xz" ]; then tar -xJf "$kept/$target.tar.xz" -C "$work/corpus"; fi
   echo "== $target: ${seconds} s from $(find "$work/corpus" -type f | wc -l) seeds (seed $seed)"
   if "$bin" -seed="$seed" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" > "$work/log" 2>&1; then
     grep -E "^stat::number_of_executed_units|^Done" "$work/log" || true
+    if [ "${WEFT_FUZZ_KEEP:-0}" = 1 ]; then
+      rm -rf "$work/merged" && mkdir -p "$work/merged" "$kept"
+      "$bin" -merge=1 "$work/merged" "$work/corpus" > "$work/merge.log" 2>&1
+      tar -cJf "$kept/$target.tar.xz" -C "$work/merged" --sort=name --owner=0 --group=0 \
+        --numeric-owner --mtime=@0 .
+      echo "kept $(find "$work/merged" -type f | wc -l) inputs in $kept/$target.tar.xz"
+    fi
   else
     echo "fuzz.sh: $target FAILED; the input that failed is in $work/, the log ends:"
     tail -n 40 "$work/log"
