@@ -2,7 +2,6 @@
 
 #include "collectives/call_stamp.h"
 #include "collectives/datatype.h"
-#include "src/base/text.h"
 #include "src/comm/communicator.h"
 
 namespace weft {
