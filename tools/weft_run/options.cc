@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/version.h"
 #include "weft/weft.h"
 
 namespace weft::run {
@@ -31,11 +32,6 @@ bool validEnvName(const std::string& name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
   }
   return true;
-}
-
-std::string versionString() {
-  return "weft-run (Weft " + std::to_string(WEFT_MAJOR) + "." + std::to_string(WEFT_MINOR) + "." +
-         std::to_string(WEFT_PATCH) + ")";
 }
 
 // Checks what CLI11 cannot express; returns an error message or "".
@@ -112,7 +108,7 @@ ParseResult parseOptions(int argc, const char* const* argv) {
   CLI::App app(kDescription, "weft-run");
   // The program's own options follow its name: stop parsing at the first unknown argument.
   app.prefix_command();
-  app.set_version_flag("--version", versionString());
+  app.set_version_flag("--version", weft::tools::versionText("weft-run"));
   app.add_option("-n,--np", o.nranks, "Number of ranks to start (default with hosts: their slots)")
       ->check(CLI::Range(1, 65536));
   std::string hostList;
@@ -138,6 +134,7 @@ ParseResult parseOptions(int argc, const char* const* argv) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, kMaxSeconds));
   app.add_option("--timeout", o.timeoutSeconds, "Stop everything after this long (0: never)")
+      ->capture_default_str()
       ->check(CLI::Range(0.0, kMaxSeconds));
 
   ParseResult result;
@@ -147,7 +144,7 @@ ParseResult parseOptions(int argc, const char* const* argv) {
     result.message = app.help();
     return result;
   } catch (const CLI::CallForVersion&) {
-    result.message = versionString() + "\n";
+    result.message = weft::tools::versionText("weft-run") + "\n";
     return result;
   } catch (const CLI::ParseError& e) {
     result.exitCode = 2;

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "tools/version.h"
 #include "tools/weft_trace/analysis.h"
 #include "tools/weft_trace/dump.h"
 
@@ -37,7 +38,9 @@ int run(int argc, char** argv) {
       "weft-trace: reads the trace dumps of a job's ranks (written where WEFT_TRACE_DUMP says, on "
       "an error, a timeout or SIGUSR1) and names the problem: missing ranks, the first "
       "collective the ranks called differently, the ranks that are behind and what they were "
-      "doing, and each rank's error. Exit status: 0 after a report, 2 for unreadable input."};
+      "doing, and each rank's error. Exit status: 0 after a report, 2 for unreadable input.",
+      "weft-trace"};
+  app.set_version_flag("--version", weft::tools::versionText("weft-trace"));
   std::vector<std::string> paths;
   app.add_option("dumps", paths, "dump files, or folders of them (*.json)")->required();
   try {

@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "tools/version.h"
+
 namespace weft_train {
 
 bool parseOptions(int argc, char** argv, Options* out, int* exitCode) {
@@ -12,6 +14,7 @@ bool parseOptions(int argc, char** argv, Options* out, int* exitCode) {
       "parallelism or ZeRO stage 1-3, over the ranks weftCommInitFromEnv finds (run it under "
       "weft-run, mpirun, srun or torchrun). Rank 0 prints one line per step.",
       "weft-train");
+  app.set_version_flag("--version", weft::tools::versionText("weft-train"));
   app.add_option("--text", o.text, "Text file to learn from")->capture_default_str();
   app.add_option("--zero", o.zeros,
                  "0: data parallelism (DDP-like), 1-3: ZeRO stage; several (0,3) run one after "
