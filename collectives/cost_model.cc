@@ -412,6 +412,17 @@ AlgoChoice chooseAlgo(CollKind kind, size_t bytes, size_t elemSize, int nranks,
   return {Algo::kRing, kInf};
 }
 
+std::string otherAlgos(CollKind kind, size_t bytes, size_t elemSize, int nranks,
+                       const LinkModel& link, const AlgoOverride& allowed, Algo chosen) {
+  std::string out;
+  for (const AlgoCandidate& c : rankAlgos(kind, bytes, elemSize, nranks, link, allowed)) {
+    if (c.algo == chosen) continue;
+    out += strprintf("%s%s %.1f us%s", out.empty() ? "" : ", ", algoName(c.algo), c.predictedUs,
+                     c.allowed ? "" : " (excluded by WEFT_ALGO)");
+  }
+  return out;
+}
+
 std::string explainChoice(CollKind kind, size_t bytes, size_t elemSize, int nranks,
                           const LinkModel& link, const AlgoOverride& allowed) {
   AlgoChoice choice = chooseAlgo(kind, bytes, elemSize, nranks, link, allowed);

@@ -48,6 +48,11 @@ struct AlgoCandidate {
 std::vector<AlgoCandidate> rankAlgos(CollKind kind, size_t bytes, size_t elemSize, int nranks,
                                      const LinkModel& link, const AlgoOverride& allowed);
 
+// The candidates other than `chosen`, for the COLL log: "tree 12.3 us, rd 40.1 us (excluded by
+// WEFT_ALGO)"; "" when there is none.
+std::string otherAlgos(CollKind kind, size_t bytes, size_t elemSize, int nranks,
+                       const LinkModel& link, const AlgoOverride& allowed, Algo chosen);
+
 // A readable table of the candidates and the choice, for tools and debug logs.
 std::string explainChoice(CollKind kind, size_t bytes, size_t elemSize, int nranks,
                           const LinkModel& link, const AlgoOverride& allowed);

@@ -71,7 +71,7 @@ const char* weftGetErrorString(weftResult_t result) {
     case weftInvalidArgument:
       return "invalid argument";
     case weftInvalidUsage:
-      return "invalid usage (calls in the wrong order, or ranks that disagree)";
+      return "invalid usage (of a call, a setting or the launch environment)";
     case weftRemoteError:
       return "remote process exited or there was a network error";
     case weftInProgress:

@@ -153,7 +153,8 @@ extern "C" {
 weftResult_t weftGetUniqueId(weftUniqueId* uniqueId) {
   if (uniqueId == nullptr) return report(Status(weftInvalidArgument, "uniqueId is NULL"));
   weft::UniqueIdData id;
-  Status s;
+  Status s = weft::checkEnv();
+  if (!s.ok()) return report(s);
   if (auto commId = weft::getEnv("WEFT_COMM_ID")) {
     // As NCCL_COMM_ID: the root runs at that address, started by rank 0 during init.
     s = weft::setLaunchRoot(*commId, &id);
@@ -215,12 +216,13 @@ weftResult_t weftCommInitFromEnv(weftComm_t* comm) {
   if (s.ok()) s = weft::idFromLaunchInfo(info, &id);
   if (!s.ok()) return report(s.withContext("weftCommInitFromEnv"));
   if (!info.secretFromLauncher && info.rank == 0) {
-    WEFT_WARN(kInit,
-              "no WEFT_COMM_SECRET under %s: the rendezvous secret is derived from the job's "
-              "identity, so whoever can reach %s and knows the job could join; set "
-              "WEFT_COMM_SECRET (32 hex digits) in every rank's environment, or launch with "
-              "weft-run, which does",
-              info.launcher.c_str(), info.rootAddress.c_str());
+    WEFT_WARN(
+        kInit,
+        "no WEFT_COMM_SECRET for ranks from %s: the rendezvous secret is derived from the job's "
+        "identity, so whoever can reach %s and knows the job could join; set "
+        "WEFT_COMM_SECRET (32 hex digits) in every rank's environment, or launch with "
+        "weft-run, which does",
+        info.launcher.c_str(), info.rootAddress.c_str());
   }
   weftUniqueId encoded;
   weft::encodeUniqueId(id, &encoded);

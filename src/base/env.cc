@@ -1,8 +1,9 @@
 #include "src/base/env.h"
 
+#include <strings.h>
+
 #include <cerrno>
 #include <cstdlib>
-#include <mutex>
 #include <vector>
 
 #include "src/base/log.h"
@@ -26,23 +27,37 @@ std::optional<double> parseDouble(const std::string& text) {
   return v;
 }
 
+// Reads the variables one by one: a valid value goes into the config, a bad one into
+// report->problems (naming what is allowed), and every one set into report->set.
 struct Parser {
-  std::vector<std::string> warnings;
+  EnvReport* report;
+
+  std::optional<std::string> read(const char* name) {
+    auto v = getEnv(name);
+    if (v) report->set.emplace_back(name, *v);
+    return v;
+  }
+  void problem(const char* name, const std::string& value, const std::string& allowed) {
+    report->problems.push_back(std::string(name) + "=" + value + " " + allowed);
+  }
 
   void str(const char* name, std::string* out) {
-    if (auto v = getEnv(name)) *out = *v;
+    if (auto v = read(name)) *out = *v;
   }
-  void choice(const char* name, std::initializer_list<const char*> allowed, std::string* out) {
-    auto v = getEnv(name);
+  // One of `allowed`, in any case when `anyCase`.
+  void choice(const char* name, std::initializer_list<const char*> allowed, std::string* out,
+              bool anyCase = false) {
+    auto v = read(name);
     if (!v) return;
+    std::string list;
     for (const char* a : allowed) {
-      if (*v == a) {
+      if (anyCase ? strcasecmp(v->c_str(), a) == 0 : *v == a) {
         *out = *v;
         return;
       }
+      list += list.empty() ? a : std::string(", ") + a;
     }
-    warnings.push_back(std::string(name) + "=" + *v + " is not one of the allowed values; using " +
-                       *out);
+    problem(name, *v, "is not one of " + list);
   }
   void flag(const char* name, bool* out) {
     std::string text = *out ? "1" : "0";
@@ -51,12 +66,11 @@ struct Parser {
   }
   template <typename T>
   void integer(const char* name, int64_t minimum, T* out) {
-    auto v = getEnv(name);
+    auto v = read(name);
     if (!v) return;
     auto n = parseInt(*v);
     if (!n || *n < minimum) {
-      warnings.push_back(std::string(name) + "=" + *v + " is not an integer of at least " +
-                         std::to_string(minimum) + "; using " + std::to_string(*out));
+      problem(name, *v, "is not an integer of at least " + std::to_string(minimum));
       return;
     }
     *out = static_cast<T>(*n);
@@ -67,38 +81,48 @@ struct Parser {
   }
   // Whether the variable was set to a valid size (then *out holds it).
   bool bytes(const char* name, size_t minimum, size_t* out) {
-    auto v = getEnv(name);
+    auto v = read(name);
     if (!v) return false;
     auto n = parseBytes(*v);
     if (!n || *n < minimum) {
-      warnings.push_back(std::string(name) + "=" + *v + " is not a byte size of at least " +
-                         std::to_string(minimum) + "; using " + std::to_string(*out));
+      problem(name, *v,
+              "is not a byte size (a number with an optional K, M or G) of at least " +
+                  std::to_string(minimum));
       return false;
     }
     *out = *n;
     return true;
   }
   void seconds(const char* name, int64_t* outMs) {
-    auto v = getEnv(name);
+    auto v = read(name);
     if (!v) return;
     auto s = parseDouble(*v);
     if (!s || *s < 0) {
-      warnings.push_back(std::string(name) + "=" + *v +
-                         " is not a number of seconds (0 waits forever); using " +
-                         std::to_string(*outMs / 1000));
+      problem(name, *v, "is not a number of seconds (0 waits forever)");
       return;
     }
     *outMs = static_cast<int64_t>(*s * 1000.0);
+  }
+  void logSubsystems(const char* name, std::string* out) {
+    auto v = read(name);
+    if (!v) return;
+    std::string unknown;
+    if (!parseLogSubsys(*v, &unknown)) {
+      problem(name, *v, "names " + unknown + ", which is not one of " + logSubsysNames());
+      return;
+    }
+    *out = *v;
   }
 };
 
 }  // namespace
 
-EnvConfig parseEnv(std::vector<std::string>* warnings) {
+EnvConfig parseEnv(EnvReport* report) {
+  *report = EnvReport();
   EnvConfig c;
-  Parser p;
-  p.str("WEFT_DEBUG", &c.debugLevel);
-  p.str("WEFT_DEBUG_SUBSYS", &c.debugSubsys);
+  Parser p{report};
+  p.choice("WEFT_DEBUG", {"VERSION", "WARN", "INFO", "TRACE"}, &c.debugLevel, true);
+  p.logSubsystems("WEFT_DEBUG_SUBSYS", &c.debugSubsys);
   p.str("WEFT_DEBUG_FILE", &c.debugFile);
   p.seconds("WEFT_TIMEOUT", &c.timeoutMs);
   p.integer("WEFT_TRACE_BUFFER", 0, &c.traceBuffer);
@@ -130,7 +154,6 @@ EnvConfig parseEnv(std::vector<std::string>* warnings) {
   p.choice("WEFT_HIERARCHY", {"auto", "on", "off"}, &c.hierarchy);
   p.flag("WEFT_CALIBRATE", &c.calibrate);
   p.bytes("WEFT_CHUNK_BYTES", 64, &c.chunkBytes);
-  *warnings = std::move(p.warnings);
   return c;
 }
 
@@ -167,22 +190,26 @@ std::optional<size_t> parseBytes(const std::string& text) {
 }
 
 namespace {
-std::vector<std::string> gWarnings;
+EnvReport gReport;
 }  // namespace
 
-const EnvConfig& envWithoutWarnings() {
-  static const EnvConfig config = parseEnv(&gWarnings);
+const EnvConfig& env() {
+  static const EnvConfig config = parseEnv(&gReport);
   return config;
 }
 
-const EnvConfig& env() {
-  const EnvConfig& config = envWithoutWarnings();
-  static std::once_flag warned;
-  std::call_once(warned, [] {
-    for (const auto& w : gWarnings)
-      WEFT_WARN(kEnv, "%s", w.c_str());
-  });
-  return config;
+const EnvReport& envReport() {
+  env();
+  return gReport;
+}
+
+Status checkEnv() {
+  const EnvReport& report = envReport();
+  if (report.problems.empty()) return okStatus();
+  std::string text;
+  for (const std::string& p : report.problems)
+    text += (text.empty() ? "" : "; ") + p;
+  return Status(weftInvalidArgument, text);
 }
 
 }  // namespace weft

@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "src/base/status.h"
 
 namespace weft {
 
@@ -56,12 +59,21 @@ struct EnvConfig {
 // The launcher's variables (WEFT_RANK, WEFT_WORLD_SIZE, WEFT_COMM_ID, WEFT_COMM_SECRET and those
 // of mpirun, srun and torchrun) are read in src/bootstrap/launch_env.cc.
 
-// Parsed once, on first use. Bad values are reported at WARN and replaced by the default.
+// What parsing found: a line for each bad value ("WEFT_TRANSPORT=ib is not one of auto, shm,
+// tcp"), and every variable that was set, with its value.
+struct EnvReport {
+  std::vector<std::string> problems;
+  std::vector<std::pair<std::string, std::string>> set;
+};
+
+// Parsed once, on first use; a bad value leaves that setting at its default.
 const EnvConfig& env();
-// Parses the variables as they are now, a warning for each bad value (env() keeps its own).
-EnvConfig parseEnv(std::vector<std::string>* warnings);
-// The same without reporting bad values: for the logger, which env() itself uses.
-const EnvConfig& envWithoutWarnings();
+const EnvReport& envReport();
+// weftInvalidArgument naming every bad value, or ok: every communicator's init checks it, so a
+// mistyped setting stops the job instead of running it with the default.
+Status checkEnv();
+// Parses the variables as they are now (env() keeps the first parse).
+EnvConfig parseEnv(EnvReport* report);
 
 // Reads one variable; empty optional when unset or empty.
 std::optional<std::string> getEnv(const char* name);

@@ -25,44 +25,30 @@ struct Logger {
   std::mutex mutex;
 
   Logger() {
-    const EnvConfig& c = envWithoutWarnings();
+    const EnvConfig& c = env();
     const std::string& l = c.debugLevel;
+    if (strcasecmp(l.c_str(), "VERSION") == 0) level = LogLevel::kVersion;
     if (strcasecmp(l.c_str(), "WARN") == 0) level = LogLevel::kWarn;
     if (strcasecmp(l.c_str(), "INFO") == 0) level = LogLevel::kInfo;
     if (strcasecmp(l.c_str(), "TRACE") == 0) level = LogLevel::kTrace;
-    if (!c.debugSubsys.empty()) subsys = parseSubsys(c.debugSubsys);
+    std::string unknown;
+    if (!c.debugSubsys.empty()) subsys = parseLogSubsys(c.debugSubsys, &unknown).value_or(subsys);
     if (!c.debugFile.empty()) openFile(c.debugFile);
     gethostname(host, sizeof(host) - 1);
     if (char* dot = strchr(host, '.')) *dot = '\0';
-  }
-
-  // "INIT,COLL" selects those; "^NET" selects all but NET, as NCCL_DEBUG_SUBSYS does.
-  static uint32_t parseSubsys(const std::string& spec) {
-    static const struct {
-      const char* name;
-      uint32_t bit;
-    } kNames[] = {{"INIT", kInit},           {"COLL", kColl},    {"NET", kNet}, {"SHM", kShm},
-                  {"BOOTSTRAP", kBootstrap}, {"ENV", kEnv},      {"P2P", kP2p}, {"ALLOC", kAlloc},
-                  {"TOPO", kTopo},           {"ALL", kAllSubsys}};
-    bool invert = !spec.empty() && spec[0] == '^';
-    uint32_t mask = 0;
-    size_t pos = invert ? 1 : 0;
-    while (pos <= spec.size()) {
-      size_t comma = spec.find(',', pos);
-      if (comma == std::string::npos) comma = spec.size();
-      std::string word = spec.substr(pos, comma - pos);
-      for (const auto& n : kNames) {
-        if (strcasecmp(word.c_str(), n.name) == 0) mask |= n.bit;
-      }
-      pos = comma + 1;
-    }
-    return invert ? ~mask : mask;
   }
 
   void openFile(const std::string& pattern) {
     if (FILE* f = fopen(expandFilePattern(pattern).c_str(), "a")) out = f;
   }
 };
+
+const struct {
+  const char* name;
+  uint32_t bit;
+} kSubsysNames[] = {{"INIT", kInit},           {"COLL", kColl},    {"NET", kNet}, {"SHM", kShm},
+                    {"BOOTSTRAP", kBootstrap}, {"ENV", kEnv},      {"P2P", kP2p}, {"ALLOC", kAlloc},
+                    {"TOPO", kTopo},           {"ALL", kAllSubsys}};
 
 Logger& logger() {
   static Logger* l = new Logger();  // never destroyed: ranks may log during exit
@@ -73,6 +59,7 @@ const char* levelName(LogLevel level) {
   switch (level) {
     case LogLevel::kWarn:
       return "WARN";
+    case LogLevel::kVersion:
     case LogLevel::kInfo:
       return "INFO";
     case LogLevel::kTrace:
@@ -83,6 +70,38 @@ const char* levelName(LogLevel level) {
 }
 
 }  // namespace
+
+std::optional<uint32_t> parseLogSubsys(const std::string& spec, std::string* unknown) {
+  const bool invert = !spec.empty() && spec[0] == '^';
+  uint32_t mask = 0;
+  size_t pos = invert ? 1 : 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    if (comma == std::string::npos) comma = spec.size();
+    const std::string word = spec.substr(pos, comma - pos);
+    pos = comma + 1;
+    if (word.empty()) continue;
+    bool known = false;
+    for (const auto& n : kSubsysNames) {
+      if (strcasecmp(word.c_str(), n.name) == 0) {
+        mask |= n.bit;
+        known = true;
+      }
+    }
+    if (!known) {
+      *unknown = "'" + word + "'";
+      return std::nullopt;
+    }
+  }
+  return invert ? ~mask : mask;
+}
+
+std::string logSubsysNames() {
+  std::string names;
+  for (const auto& n : kSubsysNames)
+    names += (names.empty() ? "" : ", ") + std::string(n.name);
+  return names;
+}
 
 bool logEnabled(LogLevel level, uint32_t subsys) {
   const Logger& l = logger();

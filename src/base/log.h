@@ -1,12 +1,16 @@
-// Logging controlled by WEFT_DEBUG (WARN|INFO|TRACE) and WEFT_DEBUG_SUBSYS (INIT,COLL,NET,...).
+// Logging controlled by WEFT_DEBUG (VERSION|WARN|INFO|TRACE) and WEFT_DEBUG_SUBSYS
+// (INIT,COLL,NET,...).
 // Lines start with host:pid:rank so output of many ranks can be merged and still read.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace weft {
 
-enum class LogLevel : int { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3 };
+// kVersion prints the version banner alone (as NCCL_DEBUG=VERSION does).
+enum class LogLevel : int { kNone = 0, kVersion = 1, kWarn = 2, kInfo = 3, kTrace = 4 };
 
 enum LogSubsys : uint32_t {
   kInit = 1u << 0,
@@ -20,6 +24,12 @@ enum LogSubsys : uint32_t {
   kTopo = 1u << 8,
   kAllSubsys = ~0u,
 };
+
+// A WEFT_DEBUG_SUBSYS value as a mask ("INIT,COLL" selects those, "^NET" all but NET), or
+// nothing when a name is unknown (then *unknown holds it).
+std::optional<uint32_t> parseLogSubsys(const std::string& spec, std::string* unknown);
+// The subsystem names, for messages: "INIT, COLL, ...".
+std::string logSubsysNames();
 
 bool logEnabled(LogLevel level, uint32_t subsys);
 void logPrint(LogLevel level, uint32_t subsys, const char* file, int line, const char* format, ...)

@@ -69,19 +69,24 @@ bool SockAddr::isLoopback() const {
   return false;
 }
 
-std::string SockAddr::toString() const {
+std::string SockAddr::hostString() const {
   char host[INET6_ADDRSTRLEN] = "?";
   if (family() == AF_INET) {
     inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr, host,
               sizeof(host));
-    return std::string(host) + ":" + std::to_string(port());
+    return host;
   }
   if (family() == AF_INET6) {
     inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr, host,
               sizeof(host));
-    return "[" + std::string(host) + "]:" + std::to_string(port());
+    return "[" + std::string(host) + "]";
   }
   return "<no address>";
+}
+
+std::string SockAddr::toString() const {
+  if (family() != AF_INET && family() != AF_INET6) return hostString();
+  return hostString() + ":" + std::to_string(port());
 }
 
 Status SockAddr::parse(const std::string& text, SockAddr* out, bool* numeric) {

@@ -26,6 +26,8 @@ struct SockAddr {
   const sockaddr* raw() const { return reinterpret_cast<const sockaddr*>(&storage); }
   // "10.0.0.1:5000" or "[fe80::1]:5000".
   std::string toString() const;
+  // The address alone: "10.0.0.1" or "[fe80::1]".
+  std::string hostString() const;
   // "host:port", "[v6]:port" or "v6addr" forms; host names are resolved.
   // *numeric (when given) says whether the host was written as an address, which means the same
   // on every host, rather than a name, which each host resolves for itself.

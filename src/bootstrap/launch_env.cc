@@ -37,7 +37,7 @@ struct Convention {
 
 // Tried in order; the first whose rank and size are both set wins.
 constexpr Convention kConventions[] = {
-    {"weft-run", "WEFT_RANK", "WEFT_WORLD_SIZE"},
+    {"WEFT_RANK/WEFT_WORLD_SIZE (weft-run or by hand)", "WEFT_RANK", "WEFT_WORLD_SIZE"},
     {"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
     {"MPICH", "PMI_RANK", "PMI_SIZE"},
     {"Slurm", "SLURM_PROCID", "SLURM_NTASKS"},
@@ -72,7 +72,7 @@ Secret deriveSecret(const EnvReader& env, const std::string& root) {
   return s;
 }
 
-Status rootAddress(const EnvReader& env, const std::string& launcher, std::string* out) {
+Status rootAddress(const EnvReader& env, const Convention& launcher, std::string* out) {
   if (auto v = env("WEFT_COMM_ID")) {
     *out = *v;
     return okStatus();
@@ -88,7 +88,7 @@ Status rootAddress(const EnvReader& env, const std::string& launcher, std::strin
     *out = *addr + ":" + std::to_string(*port + 1);
     return okStatus();
   }
-  if (launcher == "Slurm") {
+  if (strcmp(launcher.launcher, "Slurm") == 0) {
     auto nodes = env("SLURM_STEP_NODELIST");
     if (!nodes) nodes = env("SLURM_JOB_NODELIST");
     std::optional<int> job;
@@ -100,9 +100,10 @@ Status rootAddress(const EnvReader& env, const std::string& launcher, std::strin
     }
   }
   return errorf(weftInvalidUsage,
-                "no rendezvous address for %s ranks: set WEFT_COMM_ID=host:port (the host of "
-                "rank 0 and a free port)",
-                launcher.c_str());
+                "no rendezvous address: %s and %s name this rank, but neither WEFT_COMM_ID nor "
+                "MASTER_ADDR and MASTER_PORT is set; set WEFT_COMM_ID=host:port (rank 0's host "
+                "and a free port) in every rank's environment",
+                launcher.rankVar, launcher.sizeVar);
 }
 
 }  // namespace
@@ -132,7 +133,7 @@ Status readLaunchInfo(const EnvReader& env, LaunchInfo* out) {
     out->rank = *rank;
     out->size = *size;
     out->launcher = c.launcher;
-    WEFT_RETURN_IF_ERROR(rootAddress(env, out->launcher, &out->rootAddress));
+    WEFT_RETURN_IF_ERROR(rootAddress(env, c, &out->rootAddress));
     if (auto hex = env("WEFT_COMM_SECRET")) {
       if (!parseSecret(*hex, &out->secret)) {
         return Status(weftInvalidArgument, "WEFT_COMM_SECRET must be 32 hex digits");

@@ -156,10 +156,11 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   ctx.localAddress = manyHosts && !userNamedInterfaces() && !localAddress.isLoopback()
                          ? nicListenAddress(nic, localAddress)
                          : localAddress;
+  // The port is the kernel's choice, made when tcp binds (its own line gives it).
   WEFT_INFO(kInit, "%s: NIC %s (%.2f GB/s) closest to NUMA node %d; tcp listens on %s",
             describe().c_str(), nic.interface.empty() ? "none" : nic.interface.c_str(),
             nic.bandwidthGBps, topo::unpackLocality(ranks[rank_].locality).numaNode,
-            ctx.localAddress.toString().c_str());
+            ctx.localAddress.hostString().c_str());
   ctx.nSocketsPerPeer = config_.nSocketsPerPeer;
   ctx.socketPaceBytes = config_.socketPaceBytes;
   ctx.shmRingBytes = config_.shmRingBytes;

@@ -3,10 +3,13 @@
 #include <cstring>
 
 #include "src/base/env.h"
+#include "src/comm/version_banner.h"
 
 namespace weft {
 
 Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
+  logVersionBannerOnce();
+  WEFT_RETURN_IF_ERROR(checkEnv());
   const EnvConfig& e = env();
   CommConfig c;
   c.timeoutMs = e.timeoutMs;

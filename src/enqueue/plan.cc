@@ -261,8 +261,12 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
                                        collectiveBuffers(comm, op, a, schedule.scratchCount),
                                        reduce, comm.channels(), comm.nranks()));
   executor->setCall(stampOf(specOf(op), call));
-  WEFT_INFO(kColl, "%s: %zu steps, predicted %.1f us", out->label.describe().c_str(),
-            schedule.steps.size(), predictedUs);
+  if (logEnabled(LogLevel::kInfo, kColl)) {
+    const std::string others = otherAlgos(a.kind, messageBytes(a, es), es, a.nranks,
+                                          comm.linkModel(), comm.algoOverride(), choice.algo);
+    WEFT_INFO(kColl, "%s: %zu steps, predicted %.1f us%s%s", out->label.describe().c_str(),
+              schedule.steps.size(), predictedUs, others.empty() ? "" : "; over ", others.c_str());
+  }
   if (cacheable) {
     CachedExecutor* entry = comm.executors().insert(
         key, CachedExecutor{choice.algo, out->label.tiered, out->label.tiers, schedule.scratchCount,

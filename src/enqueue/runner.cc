@@ -3,6 +3,7 @@
 #include <chrono>
 #include <span>
 
+#include "collectives/datatype.h"
 #include "src/base/log.h"
 #include "src/base/wait.h"
 #include "src/comm/communicator.h"
@@ -44,6 +45,19 @@ Status failComm(Communicator& comm, const std::string& what, const Status& s) {
   return path.empty() ? full : Status(full.code(), full.message() + " (trace: " + path + ")");
 }
 
+// A group's sends and receives, for the P2P trace: "send to rank 1 (8 x int32), recv from rank 1
+// (8 x int32)".
+std::string describePointToPoint(const std::vector<Op>& ops) {
+  std::string out;
+  for (const Op& op : ops) {
+    const bool send = op.kind == OpKind::kSend;
+    const std::string peer = op.anySource ? "any rank" : strprintf("rank %d", op.peer);
+    out += strprintf("%s%s %s (%zu x %s)", out.empty() ? "" : ", ", send ? "send to" : "recv from",
+                     peer.c_str(), op.count, typeName(op.type));
+  }
+  return out;
+}
+
 // The ops of the work's running phase: its collective, or its sends and receives.
 std::span<const Op> phaseOps(const Active& a) {
   if (a.phase.label.pointToPoint) return a.work->p2p;
@@ -69,6 +83,10 @@ Status startNext(Active& a) {
       for (const Op& op : w.p2p)
         recordFailed(op, s);
       return s.withContext(a.phase.label.describe());
+    }
+    if (logEnabled(LogLevel::kTrace, kP2p)) {
+      WEFT_TRACE(kP2p, "%s: %s", a.phase.label.describe().c_str(),
+                 describePointToPoint(w.p2p).c_str());
     }
   } else {
     a.finished = true;

@@ -292,7 +292,9 @@ TEST(Strangers, ADerivedSecretIsWarnedAbout) {
   });
   expectAllOk(results);
   const std::string log0 = logs.take(0);
-  EXPECT_NE(log0.find("WARN no WEFT_COMM_SECRET under weft-run"), std::string::npos) << log0;
+  EXPECT_NE(log0.find("WARN no WEFT_COMM_SECRET for ranks from WEFT_RANK/WEFT_WORLD_SIZE"),
+            std::string::npos)
+      << log0;
   EXPECT_EQ(logs.take(1).find("WEFT_COMM_SECRET"), std::string::npos);
 }
 

@@ -2,6 +2,7 @@
 // launcher environments, unique ids, the waiting primitives, statuses and the ring queue.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -30,37 +31,90 @@ TEST(Env, ParseBytes) {
 
 // WEFT_SHM_STREAM_BYTES sets the threshold for oversubscribed ranks too, unless it is bad.
 TEST(Env, StreamBytesSetBoth) {
-  std::vector<std::string> warnings;
+  EnvReport report;
   unsetenv("WEFT_SHM_STREAM_BYTES");
-  EnvConfig c = parseEnv(&warnings);
+  EnvConfig c = parseEnv(&report);
   EXPECT_EQ(c.shmStreamBytes, 8u << 20);
   EXPECT_EQ(c.shmStreamBytesOversubscribed, 1u << 20);
   setenv("WEFT_SHM_STREAM_BYTES", "2M", 1);
-  c = parseEnv(&warnings);
+  c = parseEnv(&report);
   EXPECT_EQ(c.shmStreamBytes, 2u << 20);
   EXPECT_EQ(c.shmStreamBytesOversubscribed, 2u << 20);
-  EXPECT_TRUE(warnings.empty());
+  EXPECT_TRUE(report.problems.empty());
   setenv("WEFT_SHM_STREAM_BYTES", "lots", 1);
-  c = parseEnv(&warnings);
+  c = parseEnv(&report);
   EXPECT_EQ(c.shmStreamBytes, 8u << 20);
   EXPECT_EQ(c.shmStreamBytesOversubscribed, 1u << 20);
-  EXPECT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(report.problems.size(), 1u);
   unsetenv("WEFT_SHM_STREAM_BYTES");
 }
 
 TEST(Env, SocketPaceBytes) {
-  std::vector<std::string> warnings;
+  EnvReport report;
   unsetenv("WEFT_SOCKET_PACE_BYTES");
-  EXPECT_EQ(parseEnv(&warnings).socketPaceBytes, 512u << 10);
+  EXPECT_EQ(parseEnv(&report).socketPaceBytes, 512u << 10);
   setenv("WEFT_SOCKET_PACE_BYTES", "64K", 1);
-  EXPECT_EQ(parseEnv(&warnings).socketPaceBytes, 64u << 10);
+  EXPECT_EQ(parseEnv(&report).socketPaceBytes, 64u << 10);
   setenv("WEFT_SOCKET_PACE_BYTES", "0", 1);
-  EXPECT_EQ(parseEnv(&warnings).socketPaceBytes, 0u);
-  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(parseEnv(&report).socketPaceBytes, 0u);
+  EXPECT_TRUE(report.problems.empty());
   unsetenv("WEFT_SOCKET_PACE_BYTES");
 }
 
-// Variables with a few allowed values: a bad one warns and leaves the default.
+// A bad value of any kind is a problem that names the variable, its value and what is allowed
+// (checkEnv turns it into the init error); the setting keeps its default.
+TEST(Env, BadValuesNameWhatIsAllowed) {
+  struct Case {
+    const char* name;
+    const char* value;
+    const char* allowed;
+  };
+  for (const Case& c : {
+           Case{"WEFT_TRANSPORT", "ib", "is not one of auto, shm, tcp"},
+           Case{"WEFT_TIMEOUT", "abc", "is not a number of seconds"},
+           Case{"WEFT_DEBUG", "LOUD", "is not one of VERSION, WARN, INFO, TRACE"},
+           Case{"WEFT_DEBUG_SUBSYS", "INIT,FOO", "names 'FOO', which is not one of INIT, COLL"},
+           Case{"WEFT_SHM_RING_BYTES", "lots", "is not a byte size"},
+           Case{"WEFT_NSOCKS_PERPEER", "0", "is not an integer of at least 1"},
+           Case{"WEFT_CALIBRATE", "yes", "is not one of 0, 1"},
+       }) {
+    SCOPED_TRACE(c.name);
+    EnvReport report;
+    const EnvConfig before = parseEnv(&report);  // ctest's environment may set some
+    setenv(c.name, c.value, 1);
+    const EnvConfig config = parseEnv(&report);
+    unsetenv(c.name);
+    ASSERT_EQ(report.problems.size(), 1u);
+    EXPECT_NE(report.problems[0].find(std::string(c.name) + "=" + c.value + " " + c.allowed),
+              std::string::npos)
+        << report.problems[0];
+    // The bad one is at its default; the others are as they were.
+    const EnvConfig defaults;
+    const bool transport = std::string(c.name) == "WEFT_TRANSPORT";
+    const bool timeout = std::string(c.name) == "WEFT_TIMEOUT";
+    EXPECT_EQ(config.transport, transport ? defaults.transport : before.transport);
+    EXPECT_EQ(config.timeoutMs, timeout ? defaults.timeoutMs : before.timeoutMs);
+  }
+}
+
+// NCCL's levels and subsystem lists are accepted in any case; every variable set is reported.
+TEST(Env, GoodLoggingValuesAndTheSetList) {
+  setenv("WEFT_DEBUG", "version", 1);
+  setenv("WEFT_DEBUG_SUBSYS", "^net,Coll,", 1);
+  EnvReport report;
+  const EnvConfig config = parseEnv(&report);
+  unsetenv("WEFT_DEBUG");
+  unsetenv("WEFT_DEBUG_SUBSYS");
+  EXPECT_TRUE(report.problems.empty());
+  EXPECT_EQ(config.debugLevel, "version");
+  for (const std::pair<std::string, std::string>& v :
+       {std::pair<std::string, std::string>{"WEFT_DEBUG", "version"},
+        std::pair<std::string, std::string>{"WEFT_DEBUG_SUBSYS", "^net,Coll,"}}) {
+    EXPECT_NE(std::find(report.set.begin(), report.set.end(), v), report.set.end()) << v.first;
+  }
+}
+
+// Variables with a few allowed values: a bad one is a problem and leaves the default.
 TEST(Env, ChoicesAreChecked) {
   struct Case {
     const char* name;
@@ -72,15 +126,15 @@ TEST(Env, ChoicesAreChecked) {
        {Case{"WEFT_SHM_STAGE_STORES", &EnvConfig::shmStageStores, "auto", "streamed"},
         Case{"WEFT_SHM_SINGLE_COPY", &EnvConfig::shmSingleCopy, "auto", "never"}}) {
     SCOPED_TRACE(c.name);
-    std::vector<std::string> warnings;
+    EnvReport report;
     unsetenv(c.name);
-    EXPECT_EQ(parseEnv(&warnings).*c.field, c.byDefault);
+    EXPECT_EQ(parseEnv(&report).*c.field, c.byDefault);
     setenv(c.name, c.valid, 1);
-    EXPECT_EQ(parseEnv(&warnings).*c.field, c.valid);
-    EXPECT_TRUE(warnings.empty());
+    EXPECT_EQ(parseEnv(&report).*c.field, c.valid);
+    EXPECT_TRUE(report.problems.empty());
     setenv(c.name, "nt", 1);
-    EXPECT_EQ(parseEnv(&warnings).*c.field, c.byDefault);
-    EXPECT_EQ(warnings.size(), 1u);
+    EXPECT_EQ(parseEnv(&report).*c.field, c.byDefault);
+    EXPECT_EQ(report.problems.size(), 1u);
     unsetenv(c.name);
   }
 }
@@ -157,7 +211,7 @@ TEST(LaunchEnv, WeftRun) {
                   .ok());
   EXPECT_EQ(info.rank, 2);
   EXPECT_EQ(info.size, 4);
-  EXPECT_EQ(info.launcher, "weft-run");
+  EXPECT_EQ(info.launcher, "WEFT_RANK/WEFT_WORLD_SIZE (weft-run or by hand)");
   EXPECT_EQ(info.rootAddress, "10.0.0.1:29500");
   EXPECT_TRUE(info.secretFromLauncher);
   EXPECT_EQ(info.secret[0], 0x00);
