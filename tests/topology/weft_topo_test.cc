@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "tests/topology/test_util.h"
@@ -129,6 +130,26 @@ TEST(WeftTopo, MatrixLegendGivesBusIds) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("\nDevice Legend:\n  GPU0: 0001:00:00.0\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n  NIC0: 0103:00:00.0\n"), std::string::npos) << r.out;
+}
+
+// NCCL joins every pair of NUMA nodes; the text lists each pair the file's <cpu> elements make.
+TEST(WeftTopo, DescribesEveryLinkBetweenNumaNodes) {
+  std::string file = data("azure-ndv4-a100x8-hdr200x8.nccl.xml");
+  std::string xml = test::readFile(file);
+  std::vector<std::string> numa;
+  std::regex cpu("<cpu numaid=\"(\\d+)\"");
+  for (auto it = std::sregex_iterator(xml.begin(), xml.end(), cpu); it != std::sregex_iterator();
+       ++it)
+    numa.push_back((*it)[1]);
+  ASSERT_EQ(numa.size(), 4u) << "ndv4 has four NUMA nodes";
+  Result r = weftTopo("--topo " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  int pairs = 0;
+  for (size_t i = 0; i < numa.size(); ++i) {
+    for (size_t j = i + 1; j < numa.size(); ++j, ++pairs)
+      EXPECT_NE(r.out.find("CPU" + numa[i] + " <-> CPU" + numa[j]), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(pairs, 6);
 }
 
 TEST(WeftTopo, MoreRanksThanGpusSaysSo) {
