@@ -123,6 +123,17 @@ TEST(WeftTopo, MatrixWithoutGpus) {
   EXPECT_EQ(none.out.find("Legend"), std::string::npos) << none.out;
 }
 
+// Without --topo the matrix is of this machine, and its note says so rather than "file".
+TEST(WeftTopo, MatrixOfThisMachineSpeaksOfIt) {
+  Result r = weftTopo("--matrix", "env -u WEFT_TOPO_FILE");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("this file"), std::string::npos) << r.out;
+  if (access("/proc/driver/nvidia/gpus", F_OK) != 0) {  // no NVIDIA driver: no GPU to find
+    EXPECT_NE(r.out.find(" on this machine"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\nNo GPU "), std::string::npos) << r.out;
+  }
+}
+
 // ndv4's columns GPU0 and NIC0 are numbered by Weft; the legend under the table gives their bus
 // ids (GPU0 is 0001:00:00.0, the lowest; NIC0 is 0103:00:00.0, the file's first NIC).
 TEST(WeftTopo, MatrixLegendGivesBusIds) {
