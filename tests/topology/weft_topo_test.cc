@@ -178,6 +178,27 @@ TEST(WeftTopo, MoreRanksThanGpusSaysSo) {
   EXPECT_EQ(cpu.out.find("--device cpu plans"), std::string::npos) << cpu.out;
 }
 
+// Rings that visit the same ranks in the same order say why there are two of them, in the text
+// and in the JSON.
+TEST(WeftTopo, RepeatedRingsSayWhy) {
+  for (const std::string& args :
+       {"--topo " + data("azure-ncv4-a100x4-pcie.nccl.xml") + " --rings 4 --device cpu",
+        "--topo " + data("alibaba-hgx-a100x8-cx6bond200x4.nccl.xml") + " --rings 8"}) {
+    Result json = weftTopo(args + " --json");
+    ASSERT_EQ(json.code, 0) << json.out;
+    const nlohmann::json rings = nlohmann::json::parse(json.out)["rings"]["rings"];
+    ASSERT_GE(rings.size(), 2u) << args;
+    ASSERT_EQ(rings[0]["order"], rings[1]["order"]) << args << ": the case this test is about";
+    const std::string note = "ring 0's path again: one more channel";
+    EXPECT_NE(rings[1]["why"].get<std::string>().find(note), std::string::npos) << rings[1];
+    EXPECT_EQ(rings[0]["why"].get<std::string>().find("path again"), std::string::npos);
+    Result text = weftTopo(args);
+    ASSERT_EQ(text.code, 0) << text.out;
+    std::string flat = std::regex_replace(text.out, std::regex("\\s+"), " ");
+    EXPECT_NE(flat.find(note), std::string::npos) << text.out;
+  }
+}
+
 TEST(WeftTopo, WrapKeepsClausesWhole) {
   using topotool::wrap;
   EXPECT_EQ(wrap("short text", 40, "why: ", "     "), "why: short text\n");
