@@ -291,6 +291,44 @@ TEST(WeftTopo, FormatsForPrograms) {
   EXPECT_NE(help.out.find("--matrix"), std::string::npos);
 }
 
+// Every "..._gbs" number anywhere in `j`, by its path.
+void bandwidths(const nlohmann::json& j, const std::string& path,
+                std::vector<std::pair<std::string, nlohmann::json>>* out) {
+  for (auto it = j.begin(); j.is_structured() && it != j.end(); ++it) {
+    std::string key = j.is_object() ? it.key() : "";
+    std::string at = path + "/" + key;
+    if (key.size() > 4 && key.substr(key.size() - 4) == "_gbs") out->emplace_back(at, *it);
+    bandwidths(*it, at, out);
+  }
+}
+
+// No link of these machines moves 1 TB/s in one direction (the fastest, NVSwitch ports, carry a
+// few hundred GB/s), so a bandwidth that large is a placeholder: the JSON gives null instead.
+// Four CPU ranks on rccl-model's one NUMA node share memory, which nobody measured.
+TEST(WeftTopo, JsonHasNoPlaceholderBandwidth) {
+  Result shm = weftTopo("--topo " + data("rccl-model-8x-gfx906-pcie-2nic.nccl.xml") +
+                        " --json --rings 4 --trees --device cpu");
+  ASSERT_EQ(shm.code, 0) << shm.out;
+  nlohmann::json j = nlohmann::json::parse(shm.out);
+  EXPECT_TRUE(j["rings"]["rings"][0]["bw_gbs"].is_null()) << j["rings"];
+  EXPECT_TRUE(j["rings"]["rings"][0]["bottleneck_gbs"].is_null()) << j["rings"];
+  EXPECT_TRUE(j["trees"]["trees"][0]["bottleneck_gbs"].is_null()) << j["trees"];
+  std::vector<std::string> args = {"--json --rings 4 --trees --device cpu"};
+  for (const std::string& f : test::dataFiles())
+    args.push_back("--topo " + data(f) + " --json --rings 8 --trees");
+  for (const std::string& a : args) {
+    Result r = weftTopo(a, "env -u WEFT_TOPO_FILE");
+    if (r.out.find("no hwloc support") != std::string::npos) continue;
+    ASSERT_EQ(r.code, 0) << a << "\n" << r.out;
+    std::vector<std::pair<std::string, nlohmann::json>> all;
+    bandwidths(nlohmann::json::parse(r.out), "", &all);
+    EXPECT_FALSE(all.empty()) << a;
+    for (const auto& [at, bw] : all) {
+      EXPECT_TRUE(bw.is_null() || (bw.is_number() && bw.get<double>() < 1000)) << a << at << bw;
+    }
+  }
+}
+
 // --dot labels break lines with DOT's \n (once escaped); with Graphviz installed, the drawing
 // renders and each label line is its own text line.
 TEST(WeftTopo, DotLabelsBreakLines) {
