@@ -199,6 +199,51 @@ TEST(WeftTopo, RepeatedRingsSayWhy) {
   }
 }
 
+// How often `what` occurs in `text`.
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+// Without N, --rings and --trees plan the same ranks per host: one per GPU, else (or with
+// --device cpu) one per NUMA node. The counts come from the file itself: GPU endpoints have PCI
+// class 0x0302xx, NUMA nodes are <cpu> elements.
+TEST(WeftTopo, DefaultRanksPerHost) {
+  std::string file = data("azure-ndv4-a100x8-hdr200x8.nccl.xml");
+  std::string xml = test::readFile(file);
+  std::string gpus = std::to_string(occurrences(xml, "class=\"0x0302"));
+  std::string numa = std::to_string(occurrences(xml, "<cpu "));
+  ASSERT_EQ(gpus + "/" + numa, "8/4");
+  Result r = weftTopo("--topo " + file + " --rings --trees");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("Rings: " + gpus + " GPU rank(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Trees: one host, so a chain; " + gpus + " GPU rank(s)"), std::string::npos)
+      << r.out;
+  Result cpu = weftTopo("--topo " + file + " --trees --device cpu");
+  ASSERT_EQ(cpu.code, 0) << cpu.out;
+  cpu.out = std::regex_replace(cpu.out, std::regex("\\s+"), " ");
+  EXPECT_NE(cpu.out.find("chain; " + numa + " CPU rank(s)"), std::string::npos) << cpu.out;
+  EXPECT_NE(cpu.out.find("one per NUMA node by default"), std::string::npos) << cpu.out;
+  // --rings N still decides for both.
+  Result four = weftTopo("--topo " + file + " --rings 4 --trees");
+  EXPECT_NE(four.out.find("chain; 4 GPU rank(s)"), std::string::npos) << four.out;
+  // This machine, when it has no NVIDIA GPU: one rank per NUMA node sysfs lists, and a hint
+  // where that is a single rank.
+  if (access("/proc/driver/nvidia/gpus", F_OK) == 0) return;
+  int nodes = 0;
+  while (access(("/sys/devices/system/node/node" + std::to_string(nodes)).c_str(), F_OK) == 0)
+    ++nodes;
+  if (nodes == 0) GTEST_SKIP() << "sysfs lists no NUMA node";
+  Result here = weftTopo("--trees", "env -u WEFT_TOPO_FILE");
+  ASSERT_EQ(here.code, 0) << here.out;
+  std::string flat = std::regex_replace(here.out, std::regex("\\s+"), " ");
+  EXPECT_NE(flat.find("chain; " + std::to_string(nodes) + " CPU rank(s)"), std::string::npos)
+      << here.out;
+  EXPECT_NE(flat.find("--ranks N for more"), std::string::npos) << here.out;
+}
+
 TEST(WeftTopo, WrapKeepsClausesWhole) {
   using topotool::wrap;
   EXPECT_EQ(wrap("short text", 40, "why: ", "     "), "why: short text\n");
