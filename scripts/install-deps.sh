@@ -6,6 +6,8 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libpugixml-dev
   libhwloc-dev iproute2
+  # weft-topo --png renders with Graphviz's dot (its tests skip the rendering without it)
+  graphviz
   # tools/weft_train: the example trainer's math (optional in the build), its --plot
   libeigen3-dev gnuplot-nox
   # the UCX transport (optional in the build; installed so that CI builds and tests it)
