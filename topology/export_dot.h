@@ -1,4 +1,6 @@
-// The system as a Graphviz drawing: CPUs as boxes, PCIe as the tree, NVLinks as bold edges.
+// The system as a Graphviz drawing, laid out left to right so that it fits a screen: one box
+// (cluster) per NUMA node holding its CPU and the PCIe tree below it, NVLinks as bold edges, a NIC
+// as one node that names its ports.
 #pragma once
 
 #include <string>

@@ -4,12 +4,15 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 
 #include "tests/topology/test_util.h"
 #include "tests/topology/weft_topo_runner.h"
 #include "tools/weft_topo/png.h"
+#include "topology/sysfs.h"
 
 namespace weft::topo {
 namespace {
@@ -17,12 +20,93 @@ namespace {
 using test::Result;
 using test::weftTopo;
 
+// How many times `re` matches in `text`.
+size_t matches(const std::string& text, const std::string& re) {
+  std::regex r(re);
+  return static_cast<size_t>(
+      std::distance(std::sregex_iterator(text.begin(), text.end(), r), std::sregex_iterator()));
+}
+
+// The values of attribute `attr` of the elements `element` of an XML text, in order.
+std::vector<std::string> xmlValues(const std::string& xml, const std::string& element,
+                                   const std::string& attr) {
+  std::vector<std::string> out;
+  std::regex r("<" + element + " [^>]*" + attr + "=\"([^\"]*)\"");
+  for (auto it = std::sregex_iterator(xml.begin(), xml.end(), r); it != std::sregex_iterator();
+       ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
 // A stand-in `dot` in `dir`/bin that writes what it is given to its -o file, so that a test sees
 // the text --png renders (whether or not Graphviz is installed).
 std::string fakeDotPath(const test::TempDir& dir) {
   std::string fake = dir.file("bin/dot", "#!/bin/sh\nout=\"${2#-o}\"\ncat > \"$out\"\n");
   chmod(fake.c_str(), 0755);
   return "PATH=" + dir.path() + "/bin:/usr/bin:/bin";
+}
+
+// The width in pixels a PNG file's header gives (0 when it is not a PNG).
+uint32_t pngWidth(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::array<unsigned char, 24> h{};
+  in.read(reinterpret_cast<char*>(h.data()), h.size());
+  if (!in || h[1] != 'P' || h[2] != 'N' || h[3] != 'G') return 0;
+  return (uint32_t{h[16]} << 24) | (uint32_t{h[17]} << 16) | (uint32_t{h[18]} << 8) | h[19];
+}
+
+// A NIC is one node named as the source names it: HGX's five <net name=..> ports, and this
+// machine's interfaces that have a PCI device.
+TEST(WeftTopoDrawing, EachNicDrawnOnceByItsName) {
+  std::string file = test::dataPath("alibaba-hgx-a100x8-cx6bond200x4.nccl.xml");
+  std::vector<std::string> names = xmlValues(test::readFile(file), "net", "name");
+  ASSERT_EQ(names.size(), 5u);
+  Result r = weftTopo("--topo " + file + " --dot");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const std::string& n : names) {
+    EXPECT_EQ(matches(r.out, "\\[label=\"" + n + "(\\\\n|\")"), 1u) << n << r.out;
+    EXPECT_EQ(matches(r.out, n), 1u) << n << r.out;
+  }
+  Result here = weftTopo("--dot", "env -u WEFT_TOPO_FILE");
+  ASSERT_EQ(here.code, 0) << here.out;
+  for (const SysfsNet& n : Sysfs().netInterfaces()) {
+    if (n.busId.empty()) continue;
+    EXPECT_EQ(matches(here.out, "\\[label=\"" + n.name + "(\\\\n|\")"), 1u) << n.name << here.out;
+  }
+}
+
+// The 8-GPU HGX and DGX boxes fit a screen: one box per NUMA node (the file's <cpu> elements),
+// and the PNG under 1,600 pixels wide, with the rings drawn or not.
+TEST(WeftTopoDrawing, EightGpuBoxesFitAScreen) {
+  const char* files[] = {
+      "alibaba-hgx-a100x8-cx6bond200x4.nccl.xml", "aws-p4d.24xlarge-a100x8-efa4.nccl.xml",
+      "aws-p5.48xlarge-h100x8-efa32.nccl.xml",    "azure-ndv2-v100x8-edr1.nccl.xml",
+      "azure-ndv4-a100x8-hdr200x8.nccl.xml",      "azure-ndv5-h100x8-ndr400x8.nccl.xml",
+      "nvidia-dgx1-v100-4xedr.nvsmi.txt"};
+  for (const char* f : files) {
+    std::string file = test::dataPath(f);
+    Result dot = weftTopo("--topo " + file + " --dot");
+    ASSERT_EQ(dot.code, 0) << f << dot.out;
+    if (file.size() > 4 && file.substr(file.size() - 4) == ".xml") {
+      size_t numa = xmlValues(test::readFile(file), "cpu", "numaid").size();
+      EXPECT_EQ(matches(dot.out, "subgraph cluster_"), numa) << f;
+    }
+  }
+  if (topotool::findDot().empty()) {
+    GTEST_SKIP() << "Graphviz's dot is not installed (scripts/install-deps.sh installs it): the "
+                    "NUMA boxes are checked, the width of the PNG is not";
+  }
+  test::TempDir dir;
+  for (const char* f : files) {
+    for (const char* rings : {"", " --rings 8"}) {
+      std::string png = dir.path() + "/" + f + ".png";
+      Result r = weftTopo("--topo " + test::dataPath(f) + rings + " --png " + png);
+      ASSERT_EQ(r.code, 0) << f << rings << r.out;
+      uint32_t width = pngWidth(png);
+      EXPECT_GT(width, 0u) << f << rings;
+      EXPECT_LT(width, 1600u) << f << rings;
+    }
+  }
 }
 
 // --dot labels break lines with DOT's \n (once escaped); with Graphviz installed, the drawing
