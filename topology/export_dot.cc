@@ -121,9 +121,24 @@ std::string linkLine(const System& s, const Link& l) {
          (label.empty() ? "" : ", label=" + quote(label)) + "];\n";
 }
 
+// A ring's hops as arrows in its own colour, each labelled; they do not move the layout. The label
+// is an xlabel: dot (2.43) fails ("trouble in init_rank") on labelled constraint=false edges
+// between clusters.
+std::string ringLines(const DotRing& r, const char* color) {
+  std::string out;
+  size_t n = r.nodes.size();
+  size_t hops = r.closed ? n : n - 1;
+  for (size_t i = 0; i < hops && n > 0; ++i) {
+    out += "  n" + std::to_string(r.nodes[i]) + " -- n" + std::to_string(r.nodes[(i + 1) % n]) +
+           " [color=\"" + color + "\", fontcolor=\"" + color +
+           "\", penwidth=2, dir=forward, constraint=false, xlabel=" + quote(r.label) + "];\n";
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string writeDot(const System& s) {
+std::string writeDot(const System& s, const std::vector<DotRing>& rings) {
   // Left to right: a box has many leaves (GPUs, NICs) but a shallow PCIe tree, so the leaves
   // stack downwards and the width is the depth of the tree.
   std::string out = "graph topology {\n";
@@ -154,6 +169,10 @@ std::string writeDot(const System& s) {
     if (s.nodes[l.a].kind != NodeKind::kNet && s.nodes[l.b].kind != NodeKind::kNet)
       out += linkLine(s, l);
   }
+  static const char* const kColors[] = {"#d62728", "#1f77b4", "#9467bd", "#ff7f0e",
+                                        "#17becf", "#8c564b", "#e377c2", "#7f7f7f"};
+  for (size_t r = 0; r < rings.size(); ++r)
+    out += ringLines(rings[r], kColors[r % (sizeof(kColors) / sizeof(kColors[0]))]);
   out += "}\n";
   return out;
 }

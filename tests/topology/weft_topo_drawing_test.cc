@@ -38,6 +38,14 @@ std::vector<std::string> xmlValues(const std::string& xml, const std::string& el
   return out;
 }
 
+// The DOT id ("n12") of the node whose label starts with the line `first`; "" when none.
+std::string nodeLabelled(const std::string& dot, const std::string& first) {
+  std::smatch m;
+  if (!std::regex_search(dot, m, std::regex("(n[0-9]+) \\[label=\"" + first + "(\\\\n|\")")))
+    return "";
+  return m[1];
+}
+
 // A stand-in `dot` in `dir`/bin that writes what it is given to its -o file, so that a test sees
 // the text --png renders (whether or not Graphviz is installed).
 std::string fakeDotPath(const test::TempDir& dir) {
@@ -53,6 +61,36 @@ uint32_t pngWidth(const std::string& path) {
   in.read(reinterpret_cast<char*>(h.data()), h.size());
   if (!in || h[1] != 'P' || h[2] != 'N' || h[3] != 'G') return 0;
   return (uint32_t{h[16]} << 24) | (uint32_t{h[17]} << 16) | (uint32_t{h[18]} << 8) | h[19];
+}
+
+// --rings draws the rings over the system; --png renders the same text as --dot, so it shows them
+// too. Without --rings nothing is drawn as a ring.
+TEST(WeftTopoDrawing, RingsAreDrawn) {
+  std::string file = test::dataPath("alibaba-hgx-a100x8-cx6bond200x4.nccl.xml");
+  Result plain = weftTopo("--topo " + file + " --dot");
+  Result rings = weftTopo("--topo " + file + " --dot --rings 8");
+  ASSERT_EQ(plain.code, 0) << plain.out;
+  ASSERT_EQ(rings.code, 0) << rings.out;
+  EXPECT_EQ(plain.out.find("ring"), std::string::npos) << plain.out;
+  // Each GPU of the file (its <gpu> elements) has a ring's arrow leaving it and one reaching it.
+  size_t gpus = xmlValues(test::readFile(file), "gpu", "dev").size();
+  ASSERT_EQ(gpus, 8u);
+  for (size_t g = 0; g < gpus; ++g) {
+    std::string id = nodeLabelled(rings.out, "GPU" + std::to_string(g));
+    ASSERT_FALSE(id.empty()) << g << rings.out;
+    EXPECT_EQ(matches(rings.out, id + " -- n[0-9]+ \\[[^\\]]*label=\"rings? "), 1u) << id;
+    EXPECT_EQ(matches(rings.out, "n[0-9]+ -- " + id + " \\[[^\\]]*label=\"rings? "), 1u) << id;
+  }
+  // What --png hands to dot, seen through a stand-in that keeps it.
+  test::TempDir dir;
+  auto rendered = [&](const std::string& args) {
+    std::string png = dir.path() + "/drawn.png";
+    Result r = weftTopo("--topo " + file + args + " --png " + png, fakeDotPath(dir));
+    EXPECT_EQ(r.code, 0) << r.out;
+    return test::readFile(png);
+  };
+  EXPECT_EQ(rendered(""), plain.out);
+  EXPECT_EQ(rendered(" --rings 8"), rings.out);
 }
 
 // A NIC is one node named as the source names it: HGX's five <net name=..> ports, and this

@@ -5,9 +5,9 @@
 #include "src/base/env.h"
 #include "tools/weft_topo/channels_report.h"
 #include "tools/weft_topo/describe.h"
+#include "tools/weft_topo/drawing.h"
 #include "tools/weft_topo/png.h"
 #include "tools/weft_topo/wrap.h"
-#include "topology/export_dot.h"
 #include "topology/export_json.h"
 #include "topology/load.h"
 #include "topology/matrix.h"
@@ -48,7 +48,7 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
   }
 
   if (!o.png.empty()) {
-    std::string problem = renderPng(topo::writeDot(system), o.png);
+    std::string problem = renderPng(drawing(system, o.rings ? &rings : nullptr), o.png);
     if (!problem.empty()) {
       err << "weft-topo: " << problem << "\n";
       return kExitFailure;
@@ -62,7 +62,7 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   if (o.dot) {
-    out << topo::writeDot(system);
+    out << drawing(system, o.rings ? &rings : nullptr);
     return kExitOk;
   }
   if (o.ncclXml) {
