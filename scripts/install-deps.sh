@@ -8,6 +8,8 @@ packages=(
   libhwloc-dev iproute2
   # the tools' man pages, generated from their --help at build time (skipped without it)
   help2man
+  # weft-topo --png renders with Graphviz's dot (its tests skip the rendering without it)
+  graphviz
   # tools/weft_train: the example trainer's math (optional in the build), its --plot
   libeigen3-dev gnuplot-nox
   # the UCX transport (optional in the build; installed so that CI builds and tests it)

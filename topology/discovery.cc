@@ -74,6 +74,7 @@ Status discoverLocalSystem(System* out) {
   if (ports == 0) out->notes.push_back("no InfiniBand/RoCE port (ibverbs absent or no device)");
   std::string speeds = assumedNetSpeedNote(*out, "sysfs");
   if (!speeds.empty()) out->notes.push_back(speeds);
+  out->discovered = true;
   out->finalize();
   return okStatus();
 }

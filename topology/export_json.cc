@@ -1,10 +1,13 @@
 #include "topology/export_json.h"
 
-#include <nlohmann/json.hpp>
-
+#include "topology/bandwidth.h"
 #include "topology/matrix.h"
 
 namespace weft::topo {
+
+nlohmann::json bandwidthJson(double gbs) {
+  return gbs >= kLocalBw ? nlohmann::json(nullptr) : nlohmann::json(gbs);
+}
 
 std::string writeJson(const System& s) {
   using nlohmann::json;
@@ -69,7 +72,7 @@ std::string writeJson(const System& s) {
     j["a"] = l.a;
     j["b"] = l.b;
     j["kind"] = toString(l.kind);
-    j["bw_gbs"] = l.bw;
+    j["bw_gbs"] = bandwidthJson(l.bw);
     if (l.kind == LinkKind::kNvlink) {
       j["nvlinks"] = l.nvlinks;
       if (l.nvlinkGen > 0) j["nvlink_gen"] = l.nvlinkGen;

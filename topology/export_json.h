@@ -2,6 +2,7 @@
 // bandwidths, the nvidia-smi style matrix, and notes.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "topology/system.h"
@@ -9,5 +10,9 @@
 namespace weft::topo {
 
 std::string writeJson(const System& system);
+
+// A bandwidth as JSON: its GB/s, or null from kLocalBw up, the model's stand-in for shared
+// memory and links nothing limits, which is no measured figure.
+nlohmann::json bandwidthJson(double gbs);
 
 }  // namespace weft::topo

@@ -9,12 +9,14 @@ namespace weft::topo {
 
 namespace {
 
+// Why the table has no GPU: a file does not name one, or this machine has none.
 std::string noGpuNote(const System& s, size_t nics, size_t unknown) {
+  const char* where = s.discovered ? "on this machine" : "in this file";
   if (nics == 0 && unknown == 0) {
-    return strprintf("No GPU, NIC or PCI device in this file (%d NUMA node(s) only): no table.",
+    return strprintf("No GPU, NIC or PCI device %s (%d NUMA node(s) only): no table.", where,
                      s.count(NodeKind::kCpu));
   }
-  std::string out = nics == 0 ? "No GPU or NIC in this file" : "No GPU in this file";
+  std::string out = std::string(nics == 0 ? "No GPU or NIC " : "No GPU ") + where;
   if (unknown > 0) {
     out += strprintf(
         ": its %zu PCI endpoint(s) have no class (NCCL reads it from the running machine), so "
@@ -22,7 +24,8 @@ std::string noGpuNote(const System& s, size_t nics, size_t unknown) {
         unknown, unknown - 1);
     if (nics > 0) out += strprintf(" after the %zu NIC(s)", nics);
   } else {
-    out += strprintf(" (a CPU-only machine): the table shows its %zu NIC(s)", nics);
+    if (!s.discovered) out += " (a CPU-only machine)";
+    out += strprintf(": the table shows its %zu NIC(s)", nics);
   }
   return out + ", each with the CPUs and NUMA node it hangs from.";
 }

@@ -1,5 +1,7 @@
 #include "topology/ranks.h"
 
+#include <algorithm>
+
 namespace weft::topo {
 
 std::string RankSet::label(const System& s, int rank) const {
@@ -7,6 +9,12 @@ std::string RankSet::label(const System& s, int rank) const {
   if (!cpu) return s.nodes[nodes[static_cast<size_t>(rank)]].name;
   return "rank" + std::to_string(rank) + "@NUMA" +
          std::to_string(numaOfRank[static_cast<size_t>(rank)]);
+}
+
+int defaultRanksPerHost(const System& s, RankDevice device) {
+  int gpus = s.count(NodeKind::kGpu);
+  if (device != RankDevice::kCpu && gpus > 0) return gpus;
+  return std::max(1, s.count(NodeKind::kCpu));
 }
 
 Status chooseRanks(const System& s, int n, RankDevice device, RankSet* out) {

@@ -24,4 +24,8 @@ struct RankSet {
 
 Status chooseRanks(const System& system, int ranksPerHost, RankDevice device, RankSet* out);
 
+// Ranks per host when none are asked for: one per GPU, or one per NUMA node when the system has
+// no GPU or CPU ranks are asked for; at least 1.
+int defaultRanksPerHost(const System& system, RankDevice device);
+
 }  // namespace weft::topo

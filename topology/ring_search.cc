@@ -64,6 +64,23 @@ std::string explainHops(const std::vector<PathClass>& hops, bool systemHasSwitch
   return out;
 }
 
+// A ring with the same ranks, order and NICs as an earlier one is not a mistake but another
+// channel over the same path; says so in its `why`, so that the plan does not look repeated.
+// `worker` is what drives a channel ("GPU block", "CPU thread").
+void noteRepeatedPaths(std::vector<Ring>* rings, const char* worker) {
+  for (size_t i = 1; i < rings->size(); ++i) {
+    Ring& r = (*rings)[i];
+    for (size_t j = 0; j < i; ++j) {
+      const Ring& e = (*rings)[j];
+      if (r.order != e.order || r.nicIn != e.nicIn || r.nicOut != e.nicOut) continue;
+      r.why += strprintf(
+          "; ring %zu's path again: one more channel (a %s of its own) with its share of the data",
+          j, worker);
+      break;
+    }
+  }
+}
+
 class Search {
  public:
   Search(const System& s, const Paths& p, const RankSet& r, int hosts, const ChannelOptions& o)
@@ -154,6 +171,7 @@ class Search {
     }
     for (const Candidate& c : chosen)
       plan->rings.push_back(describe(c, chosenSpeed, chosen.size()));
+    noteRepeatedPaths(&plan->rings, ranks_.cpu ? "CPU thread" : "GPU block");
     plan->summary = strprintf(
         "%zu channel(s) x %s = %s; best ring bottleneck %s with hops of "
         "class %s or better",
@@ -471,8 +489,11 @@ class Search {
       }
       plan->rings.push_back(ring);
     }
+    noteRepeatedPaths(&plan->rings, ranks_.cpu ? "CPU thread" : "GPU block");
     plan->summary = strprintf(
-        "%zu channel(s) in NUMA order; ring bottleneck %s", rings.size(),
+        "%zu channel(s) in NUMA order%s; ring bottleneck %s", rings.size(),
+        hosts_ == 1 && rings.size() > 1 ? " (one host has one such order: every channel takes it)"
+                                        : "",
         plan->best >= kLocalBw ? "none (shared memory)" : formatBandwidth(plan->best).c_str());
     return okStatus();
   }

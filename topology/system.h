@@ -87,8 +87,9 @@ struct Link {
 
 class System {
  public:
-  std::string source;  // the file, or "this machine"
-  std::string format;  // "NCCL topology XML", "hwloc XML", "nvidia-smi topo -m", "discovery"
+  std::string source;       // the file, or "this machine"
+  std::string format;       // "NCCL topology XML", "hwloc XML", "nvidia-smi topo -m", "discovery"
+  bool discovered = false;  // this machine, as discovery found it (false: read from a file)
   std::vector<std::string> notes;  // what the reader noticed (partial file, guesses made)
   std::vector<Node> nodes;
   std::vector<Link> links;

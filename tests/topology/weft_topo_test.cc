@@ -1,19 +1,15 @@
 // weft-topo as users run it: output, formats and exit codes.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "tests/topology/test_util.h"
+#include "tests/topology/weft_topo_runner.h"
 #include "tools/weft_topo/options.h"
-#include "tools/weft_topo/png.h"
 #include "tools/weft_topo/run.h"
 #include "tools/weft_topo/wrap.h"
 #include "topology/hwloc_xml_reader.h"
@@ -22,25 +18,8 @@
 namespace weft::topo {
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-// Runs weft-topo with `args` (after a shell prefix such as "WEFT_TOPO_FILE=x" or "cd DIR &&").
-Result weftTopo(const std::string& args, const std::string& env = "") {
-  std::string cmd = env + (env.empty() ? "" : " ") + WEFT_TOPO_PATH + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-    r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using test::Result;
+using test::weftTopo;
 
 std::string data(const std::string& name) {
   return test::dataPath(name);
@@ -122,6 +101,17 @@ TEST(WeftTopo, MatrixWithoutGpus) {
   EXPECT_EQ(none.out.find("Legend"), std::string::npos) << none.out;
 }
 
+// Without --topo the matrix is of this machine, and its note says so rather than "file".
+TEST(WeftTopo, MatrixOfThisMachineSpeaksOfIt) {
+  Result r = weftTopo("--matrix", "env -u WEFT_TOPO_FILE");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("this file"), std::string::npos) << r.out;
+  if (access("/proc/driver/nvidia/gpus", F_OK) != 0) {  // no NVIDIA driver: no GPU to find
+    EXPECT_NE(r.out.find(" on this machine"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\nNo GPU "), std::string::npos) << r.out;
+  }
+}
+
 // ndv4's columns GPU0 and NIC0 are numbered by Weft; the legend under the table gives their bus
 // ids (GPU0 is 0001:00:00.0, the lowest; NIC0 is 0103:00:00.0, the file's first NIC).
 TEST(WeftTopo, MatrixLegendGivesBusIds) {
@@ -129,6 +119,26 @@ TEST(WeftTopo, MatrixLegendGivesBusIds) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("\nDevice Legend:\n  GPU0: 0001:00:00.0\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n  NIC0: 0103:00:00.0\n"), std::string::npos) << r.out;
+}
+
+// NCCL joins every pair of NUMA nodes; the text lists each pair the file's <cpu> elements make.
+TEST(WeftTopo, DescribesEveryLinkBetweenNumaNodes) {
+  std::string file = data("azure-ndv4-a100x8-hdr200x8.nccl.xml");
+  std::string xml = test::readFile(file);
+  std::vector<std::string> numa;
+  std::regex cpu("<cpu numaid=\"(\\d+)\"");
+  for (auto it = std::sregex_iterator(xml.begin(), xml.end(), cpu); it != std::sregex_iterator();
+       ++it)
+    numa.push_back((*it)[1]);
+  ASSERT_EQ(numa.size(), 4u) << "ndv4 has four NUMA nodes";
+  Result r = weftTopo("--topo " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  int pairs = 0;
+  for (size_t i = 0; i < numa.size(); ++i) {
+    for (size_t j = i + 1; j < numa.size(); ++j, ++pairs)
+      EXPECT_NE(r.out.find("CPU" + numa[i] + " <-> CPU" + numa[j]), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(pairs, 6);
 }
 
 TEST(WeftTopo, MoreRanksThanGpusSaysSo) {
@@ -144,6 +154,72 @@ TEST(WeftTopo, MoreRanksThanGpusSaysSo) {
   ASSERT_EQ(cpu.code, 0) << cpu.out;
   EXPECT_NE(cpu.out.find("Rings: 8 CPU rank(s)"), std::string::npos) << cpu.out;
   EXPECT_EQ(cpu.out.find("--device cpu plans"), std::string::npos) << cpu.out;
+}
+
+// Rings that visit the same ranks in the same order say why there are two of them, in the text
+// and in the JSON.
+TEST(WeftTopo, RepeatedRingsSayWhy) {
+  for (const std::string& args :
+       {"--topo " + data("azure-ncv4-a100x4-pcie.nccl.xml") + " --rings 4 --device cpu",
+        "--topo " + data("alibaba-hgx-a100x8-cx6bond200x4.nccl.xml") + " --rings 8"}) {
+    Result json = weftTopo(args + " --json");
+    ASSERT_EQ(json.code, 0) << json.out;
+    const nlohmann::json rings = nlohmann::json::parse(json.out)["rings"]["rings"];
+    ASSERT_GE(rings.size(), 2u) << args;
+    ASSERT_EQ(rings[0]["order"], rings[1]["order"]) << args << ": the case this test is about";
+    const std::string note = "ring 0's path again: one more channel";
+    EXPECT_NE(rings[1]["why"].get<std::string>().find(note), std::string::npos) << rings[1];
+    EXPECT_EQ(rings[0]["why"].get<std::string>().find("path again"), std::string::npos);
+    Result text = weftTopo(args);
+    ASSERT_EQ(text.code, 0) << text.out;
+    std::string flat = std::regex_replace(text.out, std::regex("\\s+"), " ");
+    EXPECT_NE(flat.find(note), std::string::npos) << text.out;
+  }
+}
+
+// How often `what` occurs in `text`.
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+// Without N, --rings and --trees plan the same ranks per host: one per GPU, else (or with
+// --device cpu) one per NUMA node. The counts come from the file itself: GPU endpoints have PCI
+// class 0x0302xx, NUMA nodes are <cpu> elements.
+TEST(WeftTopo, DefaultRanksPerHost) {
+  std::string file = data("azure-ndv4-a100x8-hdr200x8.nccl.xml");
+  std::string xml = test::readFile(file);
+  std::string gpus = std::to_string(occurrences(xml, "class=\"0x0302"));
+  std::string numa = std::to_string(occurrences(xml, "<cpu "));
+  ASSERT_EQ(gpus + "/" + numa, "8/4");
+  Result r = weftTopo("--topo " + file + " --rings --trees");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("Rings: " + gpus + " GPU rank(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Trees: one host, so a chain; " + gpus + " GPU rank(s)"), std::string::npos)
+      << r.out;
+  Result cpu = weftTopo("--topo " + file + " --trees --device cpu");
+  ASSERT_EQ(cpu.code, 0) << cpu.out;
+  cpu.out = std::regex_replace(cpu.out, std::regex("\\s+"), " ");
+  EXPECT_NE(cpu.out.find("chain; " + numa + " CPU rank(s)"), std::string::npos) << cpu.out;
+  EXPECT_NE(cpu.out.find("one per NUMA node by default"), std::string::npos) << cpu.out;
+  // --rings N still decides for both.
+  Result four = weftTopo("--topo " + file + " --rings 4 --trees");
+  EXPECT_NE(four.out.find("chain; 4 GPU rank(s)"), std::string::npos) << four.out;
+  // This machine, when it has no NVIDIA GPU: one rank per NUMA node sysfs lists, and a hint
+  // where that is a single rank.
+  if (access("/proc/driver/nvidia/gpus", F_OK) == 0) return;
+  int nodes = 0;
+  while (access(("/sys/devices/system/node/node" + std::to_string(nodes)).c_str(), F_OK) == 0)
+    ++nodes;
+  if (nodes == 0) GTEST_SKIP() << "sysfs lists no NUMA node";
+  Result here = weftTopo("--trees", "env -u WEFT_TOPO_FILE");
+  ASSERT_EQ(here.code, 0) << here.out;
+  std::string flat = std::regex_replace(here.out, std::regex("\\s+"), " ");
+  EXPECT_NE(flat.find("chain; " + std::to_string(nodes) + " CPU rank(s)"), std::string::npos)
+      << here.out;
+  EXPECT_NE(flat.find("--ranks N for more"), std::string::npos) << here.out;
 }
 
 TEST(WeftTopo, WrapKeepsClausesWhole) {
@@ -238,73 +314,43 @@ TEST(WeftTopo, FormatsForPrograms) {
   EXPECT_NE(help.out.find("--matrix"), std::string::npos);
 }
 
-// --dot labels break lines with DOT's \n (once escaped); with Graphviz installed, the drawing
-// renders and each label line is its own text line.
-TEST(WeftTopo, DotLabelsBreakLines) {
-  std::string file = data("aws-p4d.24xlarge-a100x8-efa4.nccl.xml");
-  Result dot = weftTopo("--topo " + file + " --dot");
-  ASSERT_EQ(dot.code, 0) << dot.out;
-  EXPECT_NE(dot.out.find("[label=\"GPU0\\n0000:10:1c.0\""), std::string::npos) << dot.out;
-  EXPECT_NE(dot.out.find("[label=\"CPU0\\nCPUs 0-23,48-71\""), std::string::npos) << dot.out;
-  EXPECT_EQ(dot.out.find("\\\\n"), std::string::npos) << dot.out;
-  if (topotool::findDot().empty()) {
-    GTEST_SKIP() << "Graphviz's dot is not installed: the DOT text is checked, the rendering "
-                    "(--png) is not";
+// Every "..._gbs" number anywhere in `j`, by its path.
+void bandwidths(const nlohmann::json& j, const std::string& path,
+                std::vector<std::pair<std::string, nlohmann::json>>* out) {
+  for (auto it = j.begin(); j.is_structured() && it != j.end(); ++it) {
+    std::string key = j.is_object() ? it.key() : "";
+    std::string at = path;
+    at += "/" + key;
+    if (key.size() > 4 && key.substr(key.size() - 4) == "_gbs") out->emplace_back(at, *it);
+    bandwidths(*it, at, out);
   }
-  test::TempDir dir;
-  std::string png = dir.path() + "/p4d.png";
-  Result r = weftTopo("--topo " + file + " --png " + png);
-  ASSERT_EQ(r.code, 0) << r.out;
-  std::ifstream in(png, std::ios::binary);
-  std::string magic(8, '\0');
-  in.read(magic.data(), 8);
-  EXPECT_EQ(magic, "\x89PNG\r\n\x1a\n");
-  // Rendered as SVG, GPU0's label is two text lines, with no backslash left.
-  std::string dotFile = dir.file("p4d.dot", dot.out);
-  FILE* p = popen((topotool::findDot() + " -Tsvg " + dotFile).c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string svg;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-    svg.append(buf.data(), n);
-  pclose(p);
-  EXPECT_NE(svg.find(">GPU0</text>"), std::string::npos);
-  EXPECT_NE(svg.find(">0000:10:1c.0</text>"), std::string::npos);
-  EXPECT_EQ(svg.find("GPU0\\n"), std::string::npos);
 }
 
-TEST(WeftTopo, PngNeedsGraphviz) {
-  test::TempDir dir;
-  std::string png = dir.path() + "/t.png";
-  Result r = weftTopo("--topo " + data("aws-p4d.24xlarge-a100x8-efa4.nccl.xml") + " --png " + png);
-  if (topotool::findDot().empty()) {
-    EXPECT_EQ(r.code, 1);
-    EXPECT_NE(r.out.find("Graphviz"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("not installed"), std::string::npos) << r.out;
-  } else {
-    EXPECT_EQ(r.code, 0) << r.out;
-    EXPECT_TRUE(access(png.c_str(), F_OK) == 0);
+// No link of these machines moves 1 TB/s in one direction (the fastest, NVSwitch ports, carry a
+// few hundred GB/s), so a bandwidth that large is a placeholder: the JSON gives null instead.
+// Four CPU ranks on rccl-model's one NUMA node share memory, which nobody measured.
+TEST(WeftTopo, JsonHasNoPlaceholderBandwidth) {
+  Result shm = weftTopo("--topo " + data("rccl-model-8x-gfx906-pcie-2nic.nccl.xml") +
+                        " --json --rings 4 --trees --device cpu");
+  ASSERT_EQ(shm.code, 0) << shm.out;
+  nlohmann::json j = nlohmann::json::parse(shm.out);
+  EXPECT_TRUE(j["rings"]["rings"][0]["bw_gbs"].is_null()) << j["rings"];
+  EXPECT_TRUE(j["rings"]["rings"][0]["bottleneck_gbs"].is_null()) << j["rings"];
+  EXPECT_TRUE(j["trees"]["trees"][0]["bottleneck_gbs"].is_null()) << j["trees"];
+  std::vector<std::string> args = {"--json --rings 4 --trees --device cpu"};
+  for (const std::string& f : test::dataFiles())
+    args.push_back("--topo " + data(f) + " --json --rings 8 --trees");
+  for (const std::string& a : args) {
+    Result r = weftTopo(a, "env -u WEFT_TOPO_FILE");
+    if (r.out.find("no hwloc support") != std::string::npos) continue;
+    ASSERT_EQ(r.code, 0) << a << "\n" << r.out;
+    std::vector<std::pair<std::string, nlohmann::json>> all;
+    bandwidths(nlohmann::json::parse(r.out), "", &all);
+    EXPECT_FALSE(all.empty()) << a;
+    for (const auto& [at, bw] : all) {
+      EXPECT_TRUE(bw.is_null() || (bw.is_number() && bw.get<double>() < 1000)) << a << at << bw;
+    }
   }
-  // A stand-in dot on PATH: weft-topo hands it the drawing and the output file.
-  std::string fake = dir.file("bin/dot", "#!/bin/sh\nout=\"${2#-o}\"\ncat > \"$out\"\n");
-  chmod(fake.c_str(), 0755);
-  std::string drawn = dir.path() + "/drawn.png";
-  Result ok =
-      weftTopo("--topo " + data("aws-p4d.24xlarge-a100x8-efa4.nccl.xml") + " --png " + drawn,
-               "PATH=" + dir.path() + "/bin:/usr/bin:/bin");
-  EXPECT_EQ(ok.code, 0) << ok.out;
-  EXPECT_NE(ok.out.find("Drawing written to " + drawn), std::string::npos) << ok.out;
-  std::ifstream in(drawn);
-  std::string first;
-  std::getline(in, first);
-  EXPECT_EQ(first, "graph topology {");
-  // With an empty PATH dot is never found, whatever is installed.
-  Result none =
-      weftTopo("--topo " + data("aws-p4d.24xlarge-a100x8-efa4.nccl.xml") + " --png " + png,
-               "PATH=/nonexistent");
-  EXPECT_EQ(none.code, 1);
-  EXPECT_NE(none.out.find("--png needs Graphviz's `dot`"), std::string::npos) << none.out;
 }
 
 TEST(WeftTopo, HonoursWeftTopoFile) {

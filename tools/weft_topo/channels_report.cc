@@ -3,6 +3,7 @@
 #include "src/base/status.h"
 #include "tools/weft_topo/wrap.h"
 #include "topology/bandwidth.h"
+#include "topology/export_json.h"
 
 namespace weft::topotool {
 namespace {
@@ -100,8 +101,8 @@ nlohmann::json ringsJson(const topo::System& s, const topo::RingPlan& p) {
   for (const topo::Ring& r : p.rings) {
     nlohmann::json j;
     j["order"] = names(s, p.ranks, r.order);
-    j["bw_gbs"] = r.bw;
-    j["bottleneck_gbs"] = r.bottleneck;
+    j["bw_gbs"] = topo::bandwidthJson(r.bw);
+    j["bottleneck_gbs"] = topo::bandwidthJson(r.bottleneck);
     j["bottleneck"] = r.bottleneckLink;
     std::vector<std::string> hops;
     for (topo::PathClass c : r.hops)
@@ -122,7 +123,7 @@ nlohmann::json treesJson(const topo::System& s, const topo::TreePlan& p) {
     j["chain"] = names(s, p.ranks, t.chain);
     if (t.nic >= 0) j["nic"] = nic(s, t.nic);
     j["host_parent"] = t.hosts.parent;
-    j["bottleneck_gbs"] = t.bottleneck;
+    j["bottleneck_gbs"] = topo::bandwidthJson(t.bottleneck);
     j["bottleneck"] = t.bottleneckLink;
     j["why"] = t.why;
     trees.push_back(j);

@@ -74,9 +74,15 @@ std::string describeSystem(const topo::System& s) {
     if (!i.arch.empty() || !what.empty()) out += "; " + i.arch + (what.empty() ? "" : " " + what);
     out += "\n";
   }
-  if (cpus.size() > 1) {
-    int link = s.linkBetween(cpus[0], cpus[1], topo::LinkKind::kCpuInterconnect);
-    if (link >= 0) out += "  between NUMA nodes: " + s.describeLink(link) + "\n";
+  std::vector<int> between;  // every pair of NUMA nodes has one (System::finalize)
+  for (size_t l = 0; l < s.links.size(); ++l) {
+    if (s.links[l].kind == topo::LinkKind::kCpuInterconnect) between.push_back(static_cast<int>(l));
+  }
+  if (between.size() == 1) out += "  between NUMA nodes: " + s.describeLink(between[0]) + "\n";
+  if (between.size() > 1) {
+    out += strprintf("  between NUMA nodes: %zu links\n", between.size());
+    for (int l : between)
+      out += "    " + s.describeLink(l) + "\n";
   }
 
   topo::Paths paths(s);

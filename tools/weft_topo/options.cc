@@ -28,13 +28,17 @@ ParseResult parseOptions(int argc, const char* const* argv) {
   app.add_flag("--matrix", o.matrix,
                "Print the nvidia-smi topo -m table: GPU x GPU and GPU x NIC path classes, CPU "
                "and NUMA affinity");
-  app.add_option("--rings", o.rings, "Search rings for N ranks per host")
-      ->type_name("N")
-      ->check(CLI::Range(1, 4096));
-  app.add_flag("--trees", o.trees, "Search trees (a double binary tree across hosts)");
-  app.add_option("--ranks", o.ranks,
-                 "Ranks per host for --trees when --rings is not given (default: one per GPU, "
-                 "else one per NUMA node)")
+  int ringRanks = 0, ranks = 0;
+  CLI::Option* rings =
+      app.add_option("--rings", ringRanks, "Search rings for N ranks per host (no N: as --ranks)")
+          ->type_name("[N]")
+          ->expected(0, 1)
+          ->check(CLI::Range(1, 4096));
+  app.add_flag("--trees", o.trees,
+               "Search trees (a double binary tree across hosts) for the ranks the rings have");
+  app.add_option("--ranks", ranks,
+                 "Ranks per host when --rings gives no N (default: one per GPU; with no GPU or "
+                 "with --device cpu, one per NUMA node)")
       ->type_name("N")
       ->check(CLI::Range(1, 4096));
   app.add_option("--hosts", o.hosts, "Plan for H identical hosts")
@@ -67,6 +71,8 @@ ParseResult parseOptions(int argc, const char* const* argv) {
     }
     return result;
   }
+  o.rings = rings->count() > 0;
+  o.ranks = ringRanks > 0 ? ringRanks : ranks;
   o.device = device == "gpu"   ? topo::RankDevice::kGpu
              : device == "cpu" ? topo::RankDevice::kCpu
                                : topo::RankDevice::kAuto;

@@ -12,9 +12,9 @@ namespace weft::topotool {
 struct Options {
   std::string topoFile;  // --topo; empty: this machine (or WEFT_TOPO_FILE)
   bool matrix = false;   // --matrix
-  int rings = 0;         // --rings N: ranks per host for ring search (0: no rings)
+  bool rings = false;    // --rings [N]
   bool trees = false;    // --trees
-  int ranks = 0;         // --ranks N: ranks per host when --rings does not say
+  int ranks = 0;         // ranks per host: --rings N, else --ranks N; 0: topo::defaultRanksPerHost
   int hosts = 1;         // --hosts H
   topo::RankDevice device = topo::RankDevice::kAuto;  // --device
   topo::ChannelOptions channels;                      // --max-channels, --channel-cap

@@ -5,9 +5,9 @@
 #include "src/base/env.h"
 #include "tools/weft_topo/channels_report.h"
 #include "tools/weft_topo/describe.h"
+#include "tools/weft_topo/drawing.h"
 #include "tools/weft_topo/png.h"
 #include "tools/weft_topo/wrap.h"
-#include "topology/export_dot.h"
 #include "topology/export_json.h"
 #include "topology/load.h"
 #include "topology/matrix.h"
@@ -26,18 +26,18 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
   }
   if (o.topoFile.empty() && !file.empty()) system.notes.push_back("read from WEFT_TOPO_FILE");
 
-  int ranks = o.rings > 0 ? o.rings : o.ranks;
-  if (ranks == 0) {
-    ranks = system.count(topo::NodeKind::kGpu);
-    if (ranks == 0) ranks = std::max(1, system.count(topo::NodeKind::kCpu));
-  }
+  int ranks = o.ranks > 0 ? o.ranks : topo::defaultRanksPerHost(system, o.device);
   topo::Paths paths(system);
   topo::RankSet rankSet;
   topo::RingPlan rings;
   topo::TreePlan trees;
-  if (o.rings > 0 || o.trees) {
+  if (o.rings || o.trees) {
     Status s = topo::chooseRanks(system, ranks, o.device, &rankSet);
-    if (s.ok() && o.rings > 0)
+    if (o.ranks == 0) {
+      rankSet.note += rankSet.cpu ? "; one per NUMA node by default (--ranks N for more)"
+                                  : "; one per GPU by default";
+    }
+    if (s.ok() && o.rings)
       s = topo::searchRings(system, paths, rankSet, o.hosts, o.channels, &rings);
     if (s.ok() && o.trees)
       s = topo::searchTrees(system, paths, rankSet, o.hosts, o.channels, &trees);
@@ -48,7 +48,7 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
   }
 
   if (!o.png.empty()) {
-    std::string problem = renderPng(topo::writeDot(system), o.png);
+    std::string problem = renderPng(drawing(system, o.rings ? &rings : nullptr), o.png);
     if (!problem.empty()) {
       err << "weft-topo: " << problem << "\n";
       return kExitFailure;
@@ -56,20 +56,20 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
   }
   if (o.json) {
     nlohmann::json j = nlohmann::json::parse(topo::writeJson(system));
-    if (o.rings > 0) j["rings"] = ringsJson(system, rings);
+    if (o.rings) j["rings"] = ringsJson(system, rings);
     if (o.trees) j["trees"] = treesJson(system, trees);
     out << j.dump(2) << "\n";
     return kExitOk;
   }
   if (o.dot) {
-    out << topo::writeDot(system);
+    out << drawing(system, o.rings ? &rings : nullptr);
     return kExitOk;
   }
   if (o.ncclXml) {
     out << topo::writeNcclXml(system);
     return kExitOk;
   }
-  bool sections = o.matrix || o.rings > 0 || o.trees;
+  bool sections = o.matrix || o.rings || o.trees;
   if (!sections) {
     out << describeSystem(system);
     if (!o.png.empty()) out << "\nDrawing written to " << o.png << "\n";
@@ -84,7 +84,7 @@ int run(const Options& o, std::ostream& out, std::ostream& err) {
     if (!m.note.empty()) out << wrap(m.note, kTextWidth, "", "") << (m.labels.empty() ? "" : "\n");
     out << topo::formatMatrix(m);
   }
-  if (o.rings > 0) out << "\n" << formatRings(system, rings);
+  if (o.rings) out << "\n" << formatRings(system, rings);
   if (o.trees) out << "\n" << formatTrees(system, trees);
   if (!o.png.empty()) out << "\nDrawing written to " << o.png << "\n";
   return kExitOk;
