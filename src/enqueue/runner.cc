@@ -1,5 +1,6 @@
 #include "src/enqueue/runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <span>
 
@@ -315,6 +316,8 @@ Status runWorks(std::vector<CommWork>& works) {
   // Per thread and reused, so a call allocates nothing for its bookkeeping; emptied when done so
   // no executor outlives its call.
   thread_local std::vector<Active> pool;
+  const QuietCollLog quiet(std::all_of(
+      works.begin(), works.end(), [](const CommWork& w) { return !w.comm->config().logCalls; }));
   pool.resize(works.size());
   for (size_t i = 0; i < works.size(); ++i) {
     pool[i].work = &works[i];
@@ -328,6 +331,7 @@ Status runWorks(std::vector<CommWork>& works) {
 // An average needs its division after it, and so takes no shortcut.
 Status runCollective(const Op& op) {
   Communicator& comm = *op.comm;
+  const QuietCollLog quiet(!comm.config().logCalls);
   CommWork work;
   work.comm = &comm;
   work.ticket = comm.takeTicket();

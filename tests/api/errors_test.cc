@@ -183,6 +183,10 @@ TEST(BadSetup, InitArguments) {
   badNet.netName = "carrier-pigeon";
   EXPECT_EQ(weftCommInitRankConfig(&comm, 1, id, 0, &badNet), weftInvalidArgument);
   EXPECT_NE(std::string(weftGetLastError(nullptr)).find("carrier-pigeon"), std::string::npos);
+  weftConfig_t badLog = WEFT_CONFIG_INITIALIZER;
+  badLog.logCalls = 2;
+  EXPECT_EQ(weftCommInitRankConfig(&comm, 1, id, 0, &badLog), weftInvalidArgument);
+  EXPECT_NE(std::string(weftGetLastError(nullptr)).find("logCalls"), std::string::npos);
   EXPECT_EQ(weftCommInitAll(nullptr, 2, nullptr), weftInvalidArgument);
   EXPECT_EQ(weftGetUniqueId(nullptr), weftInvalidArgument);
 }
