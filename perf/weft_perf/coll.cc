@@ -1,6 +1,7 @@
 #include "perf/weft_perf/coll.h"
 
 #include <algorithm>
+#include <string>
 
 namespace weft::perf {
 namespace {
@@ -30,6 +31,14 @@ std::optional<Coll> collFromName(std::string_view name) {
     if (name == c.name || name == c.perfName) return c.coll;
   }
   return std::nullopt;
+}
+
+std::string collNames() {
+  std::string names;
+  for (const CollName& c : kNames) {
+    names += std::string(names.empty() ? "" : " ") + c.name;
+  }
+  return names;
 }
 
 const char* collName(Coll coll) {

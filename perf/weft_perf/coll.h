@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace weft::perf {
@@ -27,6 +28,8 @@ SendRole sendRole(int rank, int nranks);
 // "all_reduce", or the nccl-tests binary name "all_reduce_perf" (also "alltoall").
 std::optional<Coll> collFromName(std::string_view name);
 const char* collName(Coll coll);
+// Every collective's name, for help and error messages.
+std::string collNames();
 
 bool collHasOp(Coll coll);    // takes a reduction operation
 bool collHasRoot(Coll coll);  // takes a root rank
