@@ -58,8 +58,7 @@ class Bench {
   size_t places(const Case& c) const;
   void start(const Case& c, bool inPlace, int iter);
   void complete();
-  // Empty where the collective does not run in place.
-  std::optional<Measurement> measure(const Case& c, bool inPlace);
+  Measurement measure(const Case& c, bool inPlace);
   struct Times {
     double completed;  // seconds a call, until the calls completed
     double returned;   // until they returned (-C)

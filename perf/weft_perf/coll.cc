@@ -57,11 +57,7 @@ bool collHasRoot(Coll coll) {
 }
 
 bool collChecksInPlace(Coll coll) {
-  return coll != Coll::kAllToAll && coll != Coll::kSendRecv && coll != Coll::kSend;
-}
-
-bool collRunsInPlace(Coll coll) {
-  return coll != Coll::kAllToAll;
+  return coll != Coll::kSendRecv && coll != Coll::kSend;
 }
 
 CollCounts collCounts(Coll coll, size_t count, int nranks) {

@@ -54,7 +54,7 @@ void JsonReport::begin(const Options& o, int nranks) {
 }
 
 void JsonReport::record(const RowKey& key, const Measurement& outOfPlace,
-                        const std::optional<Measurement>& inPlace) {
+                        const Measurement& inPlace) {
   nlohmann::json j;
   j["size"] = key.bytes;
   j["count"] = key.count;
@@ -62,7 +62,7 @@ void JsonReport::record(const RowKey& key, const Measurement& outOfPlace,
   j["redop"] = key.op;
   j["root"] = key.root;
   j["out_of_place"] = measurementJson(outOfPlace, cpuTime_);
-  j["in_place"] = inPlace ? measurementJson(*inPlace, cpuTime_) : nlohmann::json();
+  j["in_place"] = measurementJson(inPlace, cpuTime_);
   write(std::string(firstRecord_ ? "\n" : ",\n") + j.dump());
   firstRecord_ = false;
 }

@@ -31,9 +31,7 @@ class JsonReport {
   // Creates or truncates `path`; false, with the reason in *error, where it cannot.
   bool open(const std::string& path, std::string* error);
   void begin(const Options& options, int nranks);
-  // inPlace is empty where the in-place call was not run (N/A in the table).
-  void record(const RowKey& key, const Measurement& outOfPlace,
-              const std::optional<Measurement>& inPlace);
+  void record(const RowKey& key, const Measurement& outOfPlace, const Measurement& inPlace);
   void end(int failedMeasurements, double avgBusBw, std::optional<double> minBusBw);
 
  private:

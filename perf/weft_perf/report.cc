@@ -75,10 +75,6 @@ std::string rowResult(const Measurement& m) {
                 wrong.c_str());
 }
 
-std::string rowNotRun() {
-  return format("  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
-}
-
 bool meetsMinimum(double avgBusBw, std::optional<double> minBusBw) {
   return !minBusBw || avgBusBw >= *minBusBw;
 }

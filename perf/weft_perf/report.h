@@ -30,8 +30,6 @@ struct Measurement {
 };
 // time, algbw, busbw and #wrong of one measurement; no wrong count prints N/A.
 std::string rowResult(const Measurement& m);
-// The same columns for a measurement that was not run.
-std::string rowNotRun();
 // "# Out of bounds values : 0 OK" and "# Avg bus bandwidth    : X", then OK or FAILED where a
 // minimum is given.
 std::string footer(int failedMeasurements, double avgBusBw, std::optional<double> minBusBw);

@@ -57,7 +57,8 @@ Status startNext(Active& a) {
   Communicator& comm = *w.comm;
   if (a.nextCollective < a.collectives.size()) {
     const Op& op = a.collectives[a.nextCollective++];
-    Status s = planCollective(comm, op, &a.phase);
+    Op staged;
+    Status s = planCollective(comm, stageInPlace(comm, op, &staged), &a.phase);
     if (!s.ok()) {
       recordFailed(op, s);
       return s.withContext(a.phase.label.describe());
@@ -328,14 +329,18 @@ Status runWorks(std::vector<CommWork>& works) {
   return s;
 }
 
-// An average needs its division after it, and so takes no shortcut.
-Status runCollective(const Op& op) {
-  Communicator& comm = *op.comm;
+// An average needs its division after it, and so takes no shortcut. An in-place all-to-all
+// that is not this call's turn yet is staged by startNext once it is.
+Status runCollective(const Op& call) {
+  Communicator& comm = *call.comm;
   const QuietCollLog quiet(!comm.config().logCalls);
   CommWork work;
   work.comm = &comm;
   work.ticket = comm.takeTicket();
-  const bool direct = op.redop != weftAvg && comm.isTurn(work.ticket) && startDirect(comm, op);
+  const bool shortcut = call.redop != weftAvg && comm.isTurn(work.ticket);
+  Op staged;
+  const Op& op = shortcut ? stageInPlace(comm, call, &staged) : call;
+  const bool direct = shortcut && startDirect(comm, op);
   uint64_t sequence = 0;
   if (direct) {
     sequence = comm.nextCollective();  // planCollective counts the others

@@ -112,8 +112,27 @@ TEST(WeftPerfEndToEnd, EveryCollectiveValidates) {
       ASSERT_EQ(c.size(), 13u) << coll;
       EXPECT_EQ(c[8], "0") << coll;
       std::string name = coll;
-      bool inPlaceChecked = name != "all_to_all" && name != "sendrecv" && name != "send";
+      bool inPlaceChecked = name != "sendrecv" && name != "send";
       EXPECT_EQ(c[12], inPlaceChecked ? "0" : "N/A") << coll;
+    }
+  }
+}
+
+// weftAllToAll runs in place from a copy of the input: measured and checked, from the direct
+// slots up to sizes that go staged, also grouped (-m) and blocking.
+TEST(WeftPerfEndToEnd, InPlaceAllToAllIsMeasured) {
+  for (const char* blocking : {"0", "1"}) {
+    ProcessResult r = perf(3, {"all_to_all", "-b", "3K", "-e", "3M", "-f", "32", "-n", "2", "-w",
+                               "1", "-m", "2", "-z", blocking});
+    ASSERT_EQ(r.exitCode(), 0) << r.out << r.err;
+    auto table = rows(r.out);
+    ASSERT_EQ(table.size(), 3u) << r.out;  // 3K, 96K, 3M
+    std::regex number(R"(\d+(\.\d+)?)");
+    for (const auto& c : table) {
+      for (int col : {9, 10, 11}) {
+        EXPECT_TRUE(std::regex_match(c[col], number)) << c[col];
+      }
+      EXPECT_EQ(c[12], "0");
     }
   }
 }
