@@ -92,12 +92,14 @@ typedef struct {
                            automatic (WEFT_TRANSPORT) */
   int nSocketsPerPeer;  /* tcp sockets per peer (WEFT_NSOCKS_PERPEER) */
   const char* commName; /* shown in log lines and error messages */
+  int logCalls;         /* 0: leave this communicator's calls out of the COLL log (a tool's own
+                           bookkeeping); 1: log them (the default) */
 } weftConfig_t;
 
-#define WEFT_CONFIG_INITIALIZER                                                        \
-  {                                                                                    \
-    sizeof(weftConfig_t), WEFT_CONFIG_MAGIC, WEFT_VERSION_CODE, WEFT_CONFIG_UNDEF_INT, \
-        WEFT_CONFIG_UNDEF_INT, NULL, WEFT_CONFIG_UNDEF_INT, NULL                       \
+#define WEFT_CONFIG_INITIALIZER                                                         \
+  {                                                                                     \
+    sizeof(weftConfig_t), WEFT_CONFIG_MAGIC, WEFT_VERSION_CODE, WEFT_CONFIG_UNDEF_INT,  \
+        WEFT_CONFIG_UNDEF_INT, NULL, WEFT_CONFIG_UNDEF_INT, NULL, WEFT_CONFIG_UNDEF_INT \
   }
 
 #define WEFT_SPLIT_NOCOLOR (-1)

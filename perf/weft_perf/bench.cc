@@ -10,21 +10,21 @@
 #include <vector>
 
 #include "perf/weft_perf/check.h"
-#include "perf/weft_perf/report.h"
 #include "perf/weft_perf/run_coll.h"
+#include "perf/weft_perf/weft_error.h"
 
 namespace weft::perf {
 namespace {
 
 constexpr size_t kAlign = 4096;
 
-}  // namespace
+using Clock = std::chrono::steady_clock;
 
-void checkWeft(weftResult_t result, const char* call, weftComm_t comm) {
-  if (result == weftSuccess) return;
-  throw WeftError(std::string(call) + " failed: " + weftGetErrorString(result) + ": " +
-                  weftGetLastError(comm));
+double secondsBetween(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
 }
+
+}  // namespace
 
 void Bench::Buffer::operator()(char* p) const {
   if (shared) {
@@ -38,7 +38,7 @@ std::unique_ptr<char, Bench::Buffer> Bench::allocate(size_t bytes) const {
   size_t rounded = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
   void* p = nullptr;
   if (o_.sharedBuffers) {
-    checkWeft(weftMemAlloc(&p, rounded), "weftMemAlloc", comm_);
+    checkWeft(weftMemAlloc(&p, rounded), "weftMemAlloc", r_.comm);
   } else {
     p = std::aligned_alloc(kAlign, rounded);
     if (p == nullptr) throw std::bad_alloc();
@@ -47,12 +47,11 @@ std::unique_ptr<char, Bench::Buffer> Bench::allocate(size_t bytes) const {
   return std::unique_ptr<char, Buffer>(static_cast<char*>(p), Buffer{o_.sharedBuffers});
 }
 
-Bench::Bench(const Options& o, weftComm_t comm, weftStream_t stream, int rank, int nranks)
+Bench::Bench(const Options& o, const Rank& rank, Agreement& agreement, JsonReport* json)
     : o_(o),
-      comm_(comm),
-      stream_(stream),
-      rank_(rank),
-      nranks_(nranks),
+      r_(rank),
+      agreement_(agreement),
+      json_(json),
       bufferBytes_(o.maxBytes),
       send_(allocate(o.maxBytes)),
       recv_(allocate(o.maxBytes)),
@@ -67,7 +66,7 @@ Summary Bench::run() {
   std::vector<int> roots = {-1};
   if (collHasRoot(o_.coll)) {
     roots.clear();
-    for (int r = 0; r < nranks_; ++r) {
+    for (int r = 0; r < r_.nranks; ++r) {
       if (o_.root == -1 || o_.root == r) roots.push_back(r);
     }
   }
@@ -82,19 +81,28 @@ Summary Bench::run() {
 }
 
 // nccl-tests: warm up at the largest and the smallest size, then measure every size out of
-// place and in place.
+// place and in place, the whole sweep -N times (0: until stopped).
 void Bench::runCase(const Case& c) {
-  barrier();
+  agreement_.barrier(r_.thread);
   warmUp(c, o_.maxBytes);
   warmUp(c, o_.minBytes);
-  for (size_t bytes : sizeList(o_)) {
-    setSize(c, bytes);
-    print(rowStart(reportedBytes(counts_, c.type.size), counts_.paramCount, c.type.name, c.op.name,
-                   c.root));
-    measure(c, false);
-    measure(c, true);
-    print("\n");
+  const std::vector<size_t> sizes = sizeList(o_);
+  for (int cycle = 0; o_.runCycles == 0 || cycle < o_.runCycles; ++cycle) {
+    for (size_t bytes : sizes) {
+      runSize(c, bytes);
+    }
   }
+}
+
+void Bench::runSize(const Case& c, size_t bytes) {
+  setSize(c, bytes);
+  const RowKey key{reportedBytes(counts_, c.type.size), counts_.paramCount, c.type.name, c.op.name,
+                   c.root};
+  const Measurement outOfPlace = measure(c, false);
+  const Measurement inPlace = measure(c, true);
+  print(rowStart(key.bytes, key.count, key.type, key.op, key.root) + rowResult(outOfPlace) +
+        rowResult(inPlace) + "\n");
+  if (json_ != nullptr) json_->record(key, outOfPlace, inPlace);
 }
 
 void Bench::warmUp(const Case& c, size_t bytes) {
@@ -106,7 +114,7 @@ void Bench::warmUp(const Case& c, size_t bytes) {
 }
 
 void Bench::setSize(const Case& c, size_t bytes) {
-  counts_ = collCounts(o_.coll, bytes / c.type.size, nranks_);
+  counts_ = collCounts(o_.coll, bytes / c.type.size, r_.nranks);
 }
 
 size_t Bench::places(const Case& c) const {
@@ -120,29 +128,24 @@ void Bench::start(const Case& c, bool inPlace, int iter) {
   size_t shift = reportedBytes(counts_, c.type.size) * (static_cast<size_t>(iter) % places(c));
   char* send = send_.get() + shift;
   char* recv = recv_.get() + shift;
-  size_t rank = static_cast<size_t>(rank_);
+  size_t rank = static_cast<size_t>(r_.rank);
   if (inPlace) {
     send = recv + counts_.sendInplaceOffset * rank * c.type.size;
     recv = recv + counts_.recvInplaceOffset * rank * c.type.size;
   }
-  CollCall call{send,  recv,   counts_.paramCount, c.type.type, c.op.op, c.root, rank_, nranks_,
-                comm_, stream_};
-  checkWeft(runColl(o_.coll, call), collName(o_.coll), comm_);
+  CollCall call{send,   recv,    counts_.paramCount, c.type.type, c.op.op,
+                c.root, r_.rank, r_.nranks,          r_.comm,     r_.stream};
+  checkWeft(runColl(o_.coll, call), collName(o_.coll), r_.comm);
 }
 
 void Bench::complete() {
-  if (stream_ != nullptr) checkWeft(weftStreamSynchronize(stream_), "weftStreamSynchronize", comm_);
-}
-
-void Bench::barrier() {
-  checkWeft(weftBarrier(comm_, nullptr), "weftBarrier", comm_);
-}
-
-void Bench::measure(const Case& c, bool inPlace) {
-  if (inPlace && !collRunsInPlace(o_.coll)) {
-    print(rowNotRun());
-    return;
+  // A stream's error is the thread's, not the communicator's.
+  if (r_.stream != nullptr) {
+    checkWeft(weftStreamSynchronize(r_.stream), "weftStreamSynchronize", nullptr);
   }
+}
+
+Measurement Bench::measure(const Case& c, bool inPlace) {
   // A first call outside the timing, then all ranks start together. With weftMemAlloc buffers,
   // one first call in each place the timed calls take: a peer maps and populates the part of a
   // buffer that a call uses when a call first uses it (several microseconds a page on some VMs),
@@ -152,22 +155,24 @@ void Bench::measure(const Case& c, bool inPlace) {
   for (int iter = 0; iter < first; ++iter)
     start(c, inPlace, iter);
   complete();
-  barrier();
+  agreement_.barrier(r_.thread);
 
-  auto t0 = std::chrono::steady_clock::now();
+  const Clock::time_point t0 = Clock::now();
   for (int iter = 0; iter < o_.iters; ++iter) {
-    if (o_.aggIters > 1) checkWeft(weftGroupStart(), "weftGroupStart", comm_);
+    if (o_.aggIters > 1) checkWeft(weftGroupStart(), "weftGroupStart", r_.comm);
     for (int a = 0; a < o_.aggIters; ++a) {
       start(c, inPlace, iter * o_.aggIters + a);
     }
-    if (o_.aggIters > 1) checkWeft(weftGroupEnd(), "weftGroupEnd", comm_);
+    if (o_.aggIters > 1) checkWeft(weftGroupEnd(), "weftGroupEnd", r_.comm);
   }
+  const Clock::time_point returned = Clock::now();
   complete();
-  std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - t0;
-  double seconds = acrossRanks(elapsed.count() / (o_.iters * o_.aggIters));
-  Bandwidth bw = bandwidth(o_.coll, counts_.paramCount, c.type.size, seconds, nranks_);
+  const Times t =
+      acrossRanks({secondsBetween(t0, Clock::now()) / calls, secondsBetween(t0, returned) / calls});
 
-  std::optional<int64_t> wrong;
+  Measurement m;
+  m.seconds = o_.reportCpuTime ? t.returned : t.completed;
+  m.bw = bandwidth(o_.coll, counts_.paramCount, c.type.size, t.completed, r_.nranks);
   if (o_.check > 0 && (!inPlace || collChecksInPlace(o_.coll))) {
     Wrong w;
     for (int i = 0; i < o_.check && w.mine == 0 && w.total == 0; ++i) {
@@ -175,41 +180,45 @@ void Bench::measure(const Case& c, bool inPlace) {
     }
     // This rank's own count fails its run even where the sum the row shows would hide it.
     if (w.mine != 0 || w.total != 0) ++failed_;
-    wrong = w.total;
+    m.wrong = w.total;
   }
-  print(rowResult(seconds, bw, wrong));
-  busBwSum_ += bw.busBw;
+  busBwSum_ += m.bw.busBw;
   ++results_;
+  return m;
 }
 
-// The time all ranks report: by default the slowest rank's, so that every rank agrees.
-double Bench::acrossRanks(double seconds) {
-  double v = seconds;
+// The times every rank reports, by -a: by default the average over the ranks.
+Bench::Times Bench::acrossRanks(Times mine) {
+  using Combine = Agreement::Combine;
+  Combine how = Combine::kMax;
   switch (o_.timeAcrossRanks) {
     case TimeAcrossRanks::kRank0:
-      checkWeft(weftBroadcast(&v, &v, 1, weftFloat64, 0, comm_, nullptr), "weftBroadcast", comm_);
-      return v;
+      how = Combine::kRank0;
+      break;
     case TimeAcrossRanks::kAverage:
-      checkWeft(weftAllReduce(&v, &v, 1, weftFloat64, weftSum, comm_, nullptr), "weftAllReduce",
-                comm_);
-      return v / nranks_;
+      how = Combine::kSum;
+      break;
     case TimeAcrossRanks::kMin:
-      checkWeft(weftAllReduce(&v, &v, 1, weftFloat64, weftMin, comm_, nullptr), "weftAllReduce",
-                comm_);
-      return v;
+      how = Combine::kMin;
+      break;
     case TimeAcrossRanks::kMax:
       break;
   }
-  checkWeft(weftAllReduce(&v, &v, 1, weftFloat64, weftMax, comm_, nullptr), "weftAllReduce", comm_);
-  return v;
+  std::vector<double> t = agreement_.combine(r_.thread, {mine.completed, mine.returned}, how);
+  if (how == Combine::kSum) {
+    for (double& v : t) {
+      v /= r_.nranks;
+    }
+  }
+  return {t[0], t[1]};
 }
 
 // One more call on generated inputs. A rank that finds wrong elements says so on stderr itself:
-// the sum over ranks goes through Weft's own all-reduce, which may be what is broken.
+// the sum over ranks goes through Weft too, which may be what is broken.
 Bench::Wrong Bench::validate(const Case& c, bool inPlace) {
-  CheckSpec spec{o_.coll, c.type.type, c.op.op, nranks_, c.root, ++seed_};
+  CheckSpec spec{o_.coll, c.type.type, c.op.op, r_.nranks, c.root, ++seed_};
   size_t ts = c.type.size;
-  size_t rank = static_cast<size_t>(rank_);
+  size_t rank = static_cast<size_t>(r_.rank);
   char* recv = recv_.get();
   char* input = send_.get();
   char* output = recv;
@@ -218,28 +227,28 @@ Bench::Wrong Bench::validate(const Case& c, bool inPlace) {
     output = recv + counts_.recvInplaceOffset * rank * ts;
   }
   fillPoison(c.type.type, output, counts_.recvCount * ts);  // then the input, which it may hold
-  fillInput(spec, rank_, input, counts_.sendCount);
-  size_t n = expectedCount(spec, rank_, counts_);
-  fillExpected(spec, rank_, counts_, expected_.get());
+  fillInput(spec, r_.rank, input, counts_.sendCount);
+  size_t n = expectedCount(spec, r_.rank, counts_);
+  fillExpected(spec, r_.rank, counts_, expected_.get());
 
   start(c, inPlace, 0);
   complete();
   Wrong w;
   w.mine = countWrong(spec, output, expected_.get(), n) +
-           countDisturbed(spec, rank_, counts_, input, output, inPlace);
+           countDisturbed(spec, r_.rank, counts_, input, output, inPlace);
   if (w.mine != 0) {
     std::fprintf(stderr, "weft-perf: rank %d: %lld wrong elements in %s %s %s, %zu elements%s\n",
-                 rank_, static_cast<long long>(w.mine), collName(o_.coll), c.type.name, c.op.name,
+                 r_.rank, static_cast<long long>(w.mine), collName(o_.coll), c.type.name, c.op.name,
                  counts_.paramCount, inPlace ? ", in place" : "");
   }
-  w.total = w.mine;
-  checkWeft(weftAllReduce(&w.total, &w.total, 1, weftInt64, weftSum, comm_, nullptr),
-            "weftAllReduce", comm_);
+  // Exact as a double: no buffer holds 2^53 elements.
+  const std::vector<double> mine = {static_cast<double>(w.mine)};
+  w.total = static_cast<int64_t>(agreement_.combine(r_.thread, mine, Agreement::Combine::kSum)[0]);
   return w;
 }
 
 void Bench::print(const std::string& text) const {
-  if (rank_ == 0) std::fputs(text.c_str(), stdout);
+  if (r_.rank == 0) std::fputs(text.c_str(), stdout);
 }
 
 }  // namespace weft::perf

@@ -1,6 +1,7 @@
 #include "perf/weft_perf/coll.h"
 
 #include <algorithm>
+#include <string>
 
 namespace weft::perf {
 namespace {
@@ -32,6 +33,14 @@ std::optional<Coll> collFromName(std::string_view name) {
   return std::nullopt;
 }
 
+std::string collNames() {
+  std::string names;
+  for (const CollName& c : kNames) {
+    names += std::string(names.empty() ? "" : " ") + c.name;
+  }
+  return names;
+}
+
 const char* collName(Coll coll) {
   for (const CollName& c : kNames) {
     if (c.coll == coll) return c.name;
@@ -48,11 +57,7 @@ bool collHasRoot(Coll coll) {
 }
 
 bool collChecksInPlace(Coll coll) {
-  return coll != Coll::kAllToAll && coll != Coll::kSendRecv && coll != Coll::kSend;
-}
-
-bool collRunsInPlace(Coll coll) {
-  return coll != Coll::kAllToAll;
+  return coll != Coll::kSendRecv && coll != Coll::kSend;
 }
 
 CollCounts collCounts(Coll coll, size_t count, int nranks) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace weft::perf {
@@ -27,15 +28,15 @@ SendRole sendRole(int rank, int nranks);
 // "all_reduce", or the nccl-tests binary name "all_reduce_perf" (also "alltoall").
 std::optional<Coll> collFromName(std::string_view name);
 const char* collName(Coll coll);
+// Every collective's name, for help and error messages.
+std::string collNames();
 
 bool collHasOp(Coll coll);    // takes a reduction operation
 bool collHasRoot(Coll coll);  // takes a root rank
-// nccl-tests does not validate in-place all_to_all and sendrecv: it reports N/A there (nor
-// does weft-perf for send).
+// In place, sendrecv and send pass each rank's buffer on while it is overwritten, so nothing
+// there can be checked: their in-place #wrong reads N/A, as nccl-tests' sendrecv does.
+// (weftAllToAll runs in place from a copy of its input, and is checked.)
 bool collChecksInPlace(Coll coll);
-// weftAllToAll rejects overlapping buffers (as MPI_Alltoall does without MPI_IN_PLACE), so
-// in-place all_to_all is not run at all and all its in-place columns read N/A.
-bool collRunsInPlace(Coll coll);
 
 // Element counts of one call for a test size of `count` elements (size / type size), as
 // nccl-tests' getCollByteCount: paramCount goes to the API call; in place, a rank's input and

@@ -1,93 +1,135 @@
 // weft-perf: nccl-tests compatible benchmark over the public API. See options.cc.
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
+#include <exception>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "perf/weft_perf/agreement.h"
 #include "perf/weft_perf/bench.h"
+#include "perf/weft_perf/json_report.h"
 #include "perf/weft_perf/options.h"
 #include "perf/weft_perf/report.h"
+#include "perf/weft_perf/weft_error.h"
+#include "perf/weft_perf/world.h"
 #include "weft/weft.h"
 
 namespace {
 
+using weft::perf::Agreement;
 using weft::perf::checkWeft;
+using weft::perf::JsonReport;
+using weft::perf::Options;
+using weft::perf::Summary;
+using weft::perf::World;
 
-// Rank 0 prints every rank's line, in rank order: gathered with weft itself.
-std::string gatherRankLines(weftComm_t comm, int rank, int nranks) {
-  constexpr size_t kLine = 256;
+std::string hostName() {
   char host[128] = {};
   ::gethostname(host, sizeof host - 1);
-  std::string mine = weft::perf::rankLine(rank, static_cast<int>(::getpid()), host);
-  std::vector<char> line(kLine, 0), all(kLine * static_cast<size_t>(nranks), 0);
-  std::memcpy(line.data(), mine.data(), std::min(mine.size(), kLine - 1));
-  checkWeft(weftAllGather(line.data(), all.data(), kLine, weftUint8, comm, nullptr),
-            "weftAllGather", comm);
-  std::string out;
-  for (int r = 0; r < nranks; ++r) {
-    out += all.data() + kLine * static_cast<size_t>(r);
-  }
-  return out;
+  return host;
 }
 
-int benchmark(const weft::perf::Options& o, weftComm_t comm, int rank, int nranks) {
-  if (o.root >= nranks) {
-    // Every rank says so: weft-run stops the others once the first exits, which may be before
-    // rank 0 has written anything.
-    std::fprintf(stderr, "weft-perf: root %d is not a rank (0..%d)\n", o.root, nranks - 1);
+// Rank 0 prints the header, every rank's line, the table and the footer; json is rank 0's.
+Summary runRank(const Options& o, World& world, Agreement& agreement, int thread,
+                JsonReport* json) {
+  const int rank = world.rank(thread);
+  try {
+    std::string ranks = agreement.gather(
+        thread, weft::perf::rankLine(rank, static_cast<int>(::getpid()), hostName()));
+    if (rank == 0) {
+      std::fputs((weft::perf::headerLines(o) + ranks).c_str(), stdout);
+      std::fputs(weft::perf::tableHeader(o.reportCpuTime).c_str(), stdout);
+      if (json != nullptr) json->begin(o, world.nranks());
+    }
+    weftStream_t stream = nullptr;
+    if (!o.blocking) checkWeft(weftStreamCreate(&stream), "weftStreamCreate", nullptr);
+    Summary summary;
+    {
+      weft::perf::Bench bench(o, {world.comm(thread), stream, thread, rank, world.nranks()},
+                              agreement, rank == 0 ? json : nullptr);
+      summary = bench.run();
+    }
+    if (stream != nullptr) checkWeft(weftStreamDestroy(stream), "weftStreamDestroy", nullptr);
+    return summary;
+  } catch (const std::exception& e) {
+    // Its sibling threads may wait for it forever: end the process, after aborting its
+    // communicator so that the other processes fail fast instead of waiting for this one.
+    std::fprintf(stderr, "weft-perf: rank %d: %s\n", rank, e.what());
+    world.abort(thread);
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+}
+
+int run(const Options& o, World& world) {
+  if (o.root >= world.nranks()) {
+    // Every process says so: weft-run stops the others once the first exits, which may be
+    // before process 0 has written anything.
+    std::fprintf(stderr, "weft-perf: root %d is not a rank (0..%d)\n", o.root, world.nranks() - 1);
     return 2;
   }
-  std::string ranks = gatherRankLines(comm, rank, nranks);
-  if (rank == 0) {
-    std::fputs(weft::perf::headerLines(o).c_str(), stdout);
-    std::fputs(ranks.c_str(), stdout);
-    std::fputs(weft::perf::tableHeader().c_str(), stdout);
+  JsonReport json;
+  std::string error;
+  const bool writesJson = world.process() == 0 && !o.outputFile.empty();
+  const bool opened = !writesJson || json.open(o.outputFile, &error);
+  if (!opened) std::fprintf(stderr, "weft-perf: %s\n", error.c_str());
+  if (!world.allOk(opened)) return 2;
+
+  Agreement agreement(world);
+  std::vector<Summary> summaries(static_cast<size_t>(world.threads()));
+  JsonReport* rank0Json = writesJson ? &json : nullptr;
+  std::vector<std::thread> threads;
+  for (int t = 1; t < world.threads(); ++t) {
+    threads.emplace_back([&, t] { summaries[t] = runRank(o, world, agreement, t, rank0Json); });
   }
-  weftStream_t stream = nullptr;
-  if (!o.blocking) checkWeft(weftStreamCreate(&stream), "weftStreamCreate", comm);
-  weft::perf::Summary summary;
-  {
-    weft::perf::Bench bench(o, comm, stream, rank, nranks);
-    summary = bench.run();
+  summaries[0] = runRank(o, world, agreement, 0, rank0Json);
+  for (std::thread& t : threads) {
+    t.join();
   }
-  if (stream != nullptr) checkWeft(weftStreamDestroy(stream), "weftStreamDestroy", comm);
-  if (rank == 0) {
-    std::fputs(weft::perf::footer(summary.failedMeasurements, summary.avgBusBw).c_str(), stdout);
+  // The ranks agreed on every time and wrong count, so their summaries are the same.
+  const Summary& s = summaries[0];
+  const bool fastEnough = weft::perf::meetsMinimum(s.avgBusBw, o.minBusBw);
+  if (world.process() == 0) {
+    std::fputs(weft::perf::footer(s.failedMeasurements, s.avgBusBw, o.minBusBw).c_str(), stdout);
+    if (writesJson) json.end(s.failedMeasurements, s.avgBusBw, o.minBusBw);
+    if (!fastEnough) {
+      std::fprintf(stderr, "weft-perf: average bus bandwidth %g GB/s is below the minimum %g\n",
+                   s.avgBusBw, *o.minBusBw);
+    }
   }
-  return summary.failedMeasurements ? 1 : 0;
+  return s.failedMeasurements == 0 && fastEnough ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  weft::perf::ParseResult parsed = weft::perf::parseOptions(argc, argv);
+  weft::perf::ParseResult parsed =
+      weft::perf::parseOptions(argc, argv, std::getenv(weft::perf::kMinBusBwVariable));
   if (!parsed.options) {
     std::fputs(parsed.message.c_str(), parsed.exitCode == 0 ? stdout : stderr);
     return parsed.exitCode;
   }
+  const Options& o = *parsed.options;
   // Rows appear as they are measured, also through weft-run's pipes.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  // -T is Weft's own deadline on every wait; Weft reads its environment at its first call.
+  if (o.timeoutSeconds > 0) setenv("WEFT_TIMEOUT", std::to_string(o.timeoutSeconds).c_str(), 1);
 
-  weftComm_t comm = nullptr;
-  if (weftResult_t r = weftCommInitFromEnv(&comm); r != weftSuccess) {
-    std::fprintf(stderr, "weft-perf: weftCommInitFromEnv failed: %s: %s\n", weftGetErrorString(r),
-                 weftGetLastError(nullptr));
+  std::unique_ptr<World> world;
+  try {
+    world = std::make_unique<World>(o.threads);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "weft-perf: %s\n", e.what());
     return 1;
   }
-  int rank = 0, nranks = 1;
-  weftCommUserRank(comm, &rank);
-  weftCommCount(comm, &nranks);
   try {
-    int code = benchmark(*parsed.options, comm, rank, nranks);
-    weftCommDestroy(comm);
-    return code;
+    return run(o, *world);
   } catch (const std::exception& e) {
-    // Abort so that the other ranks fail fast instead of waiting for this one.
-    std::fprintf(stderr, "weft-perf: rank %d: %s\n", rank, e.what());
-    weftCommAbort(comm);
+    std::fprintf(stderr, "weft-perf: %s\n", e.what());
     return 1;
   }
 }

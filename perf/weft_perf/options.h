@@ -30,8 +30,17 @@ struct Options {
   int root = 0;                // -1: every rank in turn
   bool blocking = false;       // true: NULL stream; false: a weft CPU stream
   bool sharedBuffers = false;  // buffers from weftMemAlloc (-R 1), as nccl-tests' -R
-  TimeAcrossRanks timeAcrossRanks = TimeAcrossRanks::kMax;
+  TimeAcrossRanks timeAcrossRanks = TimeAcrossRanks::kAverage;
+  int threads = 1;                 // ranks per process, each a thread (-t)
+  int runCycles = 1;               // sweeps over the sizes; 0 repeats them until stopped (-N)
+  int timeoutSeconds = 0;          // > 0: a call that waits longer fails the run (-T)
+  bool reportCpuTime = false;      // time until the calls returned, not until they completed (-C)
+  std::string outputFile;          // JSON results (-J); empty for none
+  std::optional<double> minBusBw;  // GB/s: a lower average bus bandwidth fails the run
 };
+
+// The environment variable that sets Options::minBusBw when --min_bw does not.
+constexpr const char* kMinBusBwVariable = "WEFT_TESTS_MIN_BW";
 
 // Either options to run with, or an exit code and a text to print (help or an error).
 struct ParseResult {
@@ -41,8 +50,8 @@ struct ParseResult {
 };
 
 // argv[0] may itself name the collective (a link called all_reduce_perf); otherwise the
-// first positional argument does.
-ParseResult parseOptions(int argc, const char* const* argv);
+// first positional argument does. minBusBwFromEnv is WEFT_TESTS_MIN_BW's value, if set.
+ParseResult parseOptions(int argc, const char* const* argv, const char* minBusBwFromEnv);
 
 // "64", "1.5K", "32M", "1G" (powers of 1024, either case), as nccl-tests' -b and -e.
 std::optional<size_t> parseSize(std::string_view text);

@@ -17,12 +17,13 @@ std::string format(const char* fmt, Args... args) {
 std::string headerLines(const Options& o) {
   bool factor = o.stepFactor > 1;
   std::string s = format(
-      "# nThread 1 nGpus 1 minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d iters: %d "
+      "# nThread %d nGpus 1 minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d iters: %d "
       "agg iters: %d validation: %d graph: 0\n",
-      o.minBytes, o.maxBytes, factor ? o.stepFactor : o.stepBytes, factor ? "factor" : "bytes",
-      o.warmupIters, o.iters, o.aggIters, o.check);
+      o.threads, o.minBytes, o.maxBytes, factor ? o.stepFactor : o.stepBytes,
+      factor ? "factor" : "bytes", o.warmupIters, o.iters, o.aggIters, o.check);
   if (o.blocking) s += "# Blocking Enabled: NULL stream, each call returns when it is done\n";
   if (o.sharedBuffers) s += "# Buffers from weftMemAlloc: ranks on one host map each other's\n";
+  if (!o.outputFile.empty()) s += "# Writing JSON output to " + o.outputFile + "\n";
   s += "#\n# Using devices\n";
   return s;
 }
@@ -32,16 +33,17 @@ std::string rankLine(int rank, int pid, const std::string& host) {
                 "cpu");
 }
 
-std::string tableHeader() {
+std::string tableHeader(bool cpuTime) {
+  const char* time = cpuTime ? "cputime" : "time";
   std::string s = "#\n";
   s += format(
       "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place"
       "          \n",
       "", "", "", "", "");
-  s += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size",
-              "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+  s += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size",
+              "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong", time, "algbw",
               "busbw", "#wrong");
-  s += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
+  s += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)",
               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
               "");
   return s;
@@ -51,29 +53,36 @@ std::string rowStart(size_t bytes, size_t count, const char* type, const char* o
   return format("%12zu  %12zu  %8s  %6s  %6d", bytes, count, type, op, root);
 }
 
+std::string formatColumn(double value, int width) {
+  int digits = 0;  // of the integer part
+  for (double power = 1; value >= power && digits <= width; power *= 10) {
+    ++digits;
+  }
+  if (digits + 3 <= width) return format("%*.2f", width, value);
+  if (digits + 2 <= width) return format("%*.1f", width, value);
+  if (digits <= width) return format("%*.0f", width, value);
+  return format("%*.1e", width, value);
+}
+
 std::string formatTime(double seconds) {
-  double us = seconds * 1e6;
-  if (us >= 10000.0) return format("%7.0f", us);
-  if (us >= 100.0) return format("%7.1f", us);
-  // Below 1 us, 0.01 us is 1-5% of a call: a tie with a baseline printed to 0.001 could read as
-  // a loss or a win.
-  if (us < 1.0) return format("%7.3f", us);
-  return format("%7.2f", us);
+  return formatColumn(seconds * 1e6, 7);
 }
 
-std::string rowResult(double seconds, const Bandwidth& bw, std::optional<int64_t> wrong) {
-  std::string w = wrong ? format("%5lld", static_cast<long long>(*wrong)) : format("%5s", "N/A");
-  return format("  %7s  %6.2f  %6.2f  %s", formatTime(seconds).c_str(), bw.algBw, bw.busBw,
-                w.c_str());
+std::string rowResult(const Measurement& m) {
+  std::string wrong = m.wrong ? format("%6g", static_cast<double>(*m.wrong)) : format("%6s", "N/A");
+  return format("  %7s  %6s  %6s  %s", formatTime(m.seconds).c_str(),
+                formatColumn(m.bw.algBw, 6).c_str(), formatColumn(m.bw.busBw, 6).c_str(),
+                wrong.c_str());
 }
 
-std::string rowNotRun() {
-  return format("  %7s  %6s  %6s  %5s", "N/A", "N/A", "N/A", "N/A");
+bool meetsMinimum(double avgBusBw, std::optional<double> minBusBw) {
+  return !minBusBw || avgBusBw >= *minBusBw;
 }
 
-std::string footer(int failedMeasurements, double avgBusBw) {
-  return format("# Out of bounds values : %d %s\n# Avg bus bandwidth    : %g \n#\n",
-                failedMeasurements, failedMeasurements ? "FAILED" : "OK", avgBusBw);
+std::string footer(int failedMeasurements, double avgBusBw, std::optional<double> minBusBw) {
+  const char* verdict = !minBusBw ? "" : meetsMinimum(avgBusBw, minBusBw) ? "OK" : "FAILED";
+  return format("# Out of bounds values : %d %s\n# Avg bus bandwidth    : %g %s\n#\n",
+                failedMeasurements, failedMeasurements ? "FAILED" : "OK", avgBusBw, verdict);
 }
 
 }  // namespace weft::perf

@@ -16,18 +16,30 @@ namespace weft::perf {
 std::string headerLines(const Options& options);
 // "#  Rank  0 Group  0 Pid   1234 on       host device  cpu"
 std::string rankLine(int rank, int pid, const std::string& host);
-// The three column-title lines.
-std::string tableHeader();
+// The three column-title lines; the time columns are "cputime" with -C.
+std::string tableHeader(bool cpuTime = false);
 // size, count, type, redop and root columns.
 std::string rowStart(size_t bytes, size_t count, const char* type, const char* op, int root);
-// time, algbw, busbw and #wrong of one measurement; no wrong count prints N/A.
-std::string rowResult(double seconds, const Bandwidth& bw, std::optional<int64_t> wrong);
-// The same columns for a measurement that was not run.
-std::string rowNotRun();
-// "# Out of bounds values : 0 OK" and "# Avg bus bandwidth    : X".
-std::string footer(int failedMeasurements, double avgBusBw);
 
-// Microseconds with 2, 1 or 0 decimals as the value grows, 7 wide.
+// One measurement: the reported time (-C: until the calls returned), the bandwidths (always
+// from the time until they completed) and the wrong elements, none where not checked.
+struct Measurement {
+  double seconds = 0;
+  Bandwidth bw;
+  std::optional<int64_t> wrong;
+};
+// time, algbw, busbw and #wrong of one measurement; no wrong count prints N/A.
+std::string rowResult(const Measurement& m);
+// "# Out of bounds values : 0 OK" and "# Avg bus bandwidth    : X", then OK or FAILED where a
+// minimum is given.
+std::string footer(int failedMeasurements, double avgBusBw, std::optional<double> minBusBw);
+// Whether the average bus bandwidth passes the minimum (always without one).
+bool meetsMinimum(double avgBusBw, std::optional<double> minBusBw);
+
+// A column as nccl-tests prints it: `width` characters, with two decimals while they fit, then
+// one, then none, then in exponent form.
+std::string formatColumn(double value, int width);
+// Microseconds in the 7-character time column.
 std::string formatTime(double seconds);
 
 }  // namespace weft::perf

@@ -24,19 +24,27 @@ const std::vector<OpInfo>& allOps() {
   return ops;
 }
 
+namespace {
+
+struct Alias {
+  std::string_view name;
+  weftDataType_t type;
+};
+
+// weft.h's names and the usual short ones.
+constexpr Alias kAliases[] = {
+    {"char", weftInt8},       {"int", weftInt32},       {"float16", weftFloat16},
+    {"float32", weftFloat32}, {"float64", weftFloat64}, {"fp16", weftFloat16},
+    {"fp32", weftFloat32},    {"fp64", weftFloat64},    {"bf16", weftBfloat16},
+};
+
+}  // namespace
+
 std::optional<TypeInfo> typeFromName(std::string_view name) {
-  struct Alias {
-    std::string_view name;
-    weftDataType_t type;
-  };
-  static const Alias aliases[] = {
-      {"char", weftInt8},       {"int", weftInt32},       {"float16", weftFloat16},
-      {"float32", weftFloat32}, {"float64", weftFloat64}, {"bf16", weftBfloat16},
-  };
   for (const TypeInfo& t : allTypes()) {
     if (name == t.name) return t;
   }
-  for (const Alias& a : aliases) {
+  for (const Alias& a : kAliases) {
     if (name == a.name) return typeInfo(a.type);
   }
   return std::nullopt;
@@ -47,6 +55,26 @@ std::optional<OpInfo> opFromName(std::string_view name) {
     if (name == o.name) return o;
   }
   return std::nullopt;
+}
+
+std::string typeNames() {
+  std::string names;
+  for (const TypeInfo& t : allTypes()) {
+    names += std::string(t.name) + " ";
+  }
+  names += "(also";
+  for (const Alias& a : kAliases) {
+    names += " " + std::string(a.name);
+  }
+  return names + ")";
+}
+
+std::string opNames() {
+  std::string names;
+  for (const OpInfo& o : allOps()) {
+    names += std::string(names.empty() ? "" : " ") + o.name;
+  }
+  return names;
 }
 
 const TypeInfo& typeInfo(weftDataType_t type) {

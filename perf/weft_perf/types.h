@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,6 +31,9 @@ const std::vector<OpInfo>& allOps();
 // Accepts nccl-tests' names and the aliases weft.h has (int, char, float16, float32, ...).
 std::optional<TypeInfo> typeFromName(std::string_view name);
 std::optional<OpInfo> opFromName(std::string_view name);
+// The names those accept, for help and error messages.
+std::string typeNames();
+std::string opNames();
 const TypeInfo& typeInfo(weftDataType_t type);
 
 // IEEE binary16 and bfloat16, rounding to nearest even.

@@ -258,6 +258,7 @@ weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newc
     inherited.timeoutMs = static_cast<int>(parent->config().timeoutMs);
     inherited.netName = parent->config().transport.c_str();
     inherited.nSocketsPerPeer = parent->config().nSocketsPerPeer;
+    inherited.logCalls = parent->config().logCalls ? 1 : 0;
     config = &inherited;
   }
   return weft::initRankApi(newcomm, newSize, encoded, newRank, config);

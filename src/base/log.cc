@@ -16,6 +16,7 @@ namespace weft {
 namespace {
 
 thread_local int tRank = -1;
+thread_local bool tQuietColl = false;
 
 struct Logger {
   LogLevel level = LogLevel::kNone;
@@ -105,6 +106,7 @@ std::string logSubsysNames() {
 
 bool logEnabled(LogLevel level, uint32_t subsys) {
   const Logger& l = logger();
+  if (tQuietColl && (subsys & ~uint32_t{kColl}) == 0) return false;
   return level <= l.level && (subsys & l.subsys) != 0;
 }
 
@@ -133,6 +135,14 @@ void setLogRank(int rank) {
 }
 int logRank() {
   return tRank;
+}
+
+QuietCollLog::QuietCollLog(bool quiet) : previous_(tQuietColl) {
+  tQuietColl = quiet;
+}
+
+QuietCollLog::~QuietCollLog() {
+  tQuietColl = previous_;
 }
 
 }  // namespace weft

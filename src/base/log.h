@@ -39,6 +39,19 @@ void logPrint(LogLevel level, uint32_t subsys, const char* file, int line, const
 void setLogRank(int rank);
 int logRank();
 
+// While one lives on a thread, that thread logs nothing at COLL alone: calls on communicators
+// created with weftConfig_t.logCalls = 0 (a tool's own bookkeeping) run under one.
+class QuietCollLog {
+ public:
+  explicit QuietCollLog(bool quiet);
+  ~QuietCollLog();
+  QuietCollLog(const QuietCollLog&) = delete;
+  QuietCollLog& operator=(const QuietCollLog&) = delete;
+
+ private:
+  bool previous_;
+};
+
 }  // namespace weft
 
 #define WEFT_LOG(level, subsys, ...)                                            \

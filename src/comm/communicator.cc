@@ -360,6 +360,11 @@ char* Communicator::scratch(size_t bytes) {
   return scratch_.data();
 }
 
+char* Communicator::inPlaceStage(size_t bytes) {
+  if (inPlaceStage_.size() < bytes) inPlaceStage_.resize(bytes);
+  return inPlaceStage_.data();
+}
+
 Status Communicator::waitForTurn(uint64_t ticket) {
   if (isTurn(ticket)) return okStatus();
   Backoff backoff;

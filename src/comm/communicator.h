@@ -84,6 +84,9 @@ class Communicator {
 
   // Scratch memory for the running operation; grows, never shrinks.
   char* scratch(size_t bytes);
+  // The copy of an in-place all-to-all's input that the running operation sends from (apart
+  // from scratch, which its plan takes too); grows, never shrinks.
+  char* inPlaceStage(size_t bytes);
   // Executors of recent collectives; only the running operation touches them.
   ExecutorCache& executors() { return executors_; }
   // Shared slots and staging areas of all ranks when every peer shares memory with this rank,
@@ -161,6 +164,7 @@ class Communicator {
   AlgoOverride algoOverride_;
   SingleCopyLimits singleCopyLimits_;
   std::vector<char> scratch_;
+  std::vector<char> inPlaceStage_;
   ExecutorCache executors_;
   std::unique_ptr<DirectGroup> direct_;
   DirectOp directOp_;

@@ -1,5 +1,6 @@
 #include "src/comm/config.h"
 
+#include <cstddef>
 #include <cstring>
 
 #include "src/base/env.h"
@@ -34,7 +35,8 @@ Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
   c.hierarchy = e.hierarchy;
   c.calibrate = e.calibrate;
   if (user != nullptr) {
-    if (user->magic != WEFT_CONFIG_MAGIC || user->size < sizeof(weftConfig_t)) {
+    // A caller built before logCalls existed passes a config that ends before it.
+    if (user->magic != WEFT_CONFIG_MAGIC || user->size < offsetof(weftConfig_t, logCalls)) {
       return Status(weftInvalidArgument, "config was not initialised with WEFT_CONFIG_INITIALIZER");
     }
     if (user->blocking != WEFT_CONFIG_UNDEF_INT) {
@@ -67,6 +69,13 @@ Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
       c.nSocketsPerPeer = user->nSocketsPerPeer;
     }
     if (user->commName != nullptr) c.name = user->commName;
+    if (user->size >= sizeof(weftConfig_t) && user->logCalls != WEFT_CONFIG_UNDEF_INT) {
+      if (user->logCalls != 0 && user->logCalls != 1) {
+        return errorf(weftInvalidArgument, "config.logCalls must be 0 or 1, not %d",
+                      user->logCalls);
+      }
+      c.logCalls = user->logCalls == 1;
+    }
   }
   *out = c;
   return okStatus();

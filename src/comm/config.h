@@ -18,6 +18,7 @@ struct CommConfig {
   int nSocketsPerPeer = 1;
   size_t socketPaceBytes = 0;
   std::string name;
+  bool logCalls = true;  // false: its calls leave no COLL log lines
   size_t shmRingBytes = 0;
   size_t shmSlotBytes = 0;
   size_t shmStagingBytes = 0;

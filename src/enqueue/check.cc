@@ -34,7 +34,14 @@ Status needBuffer(const void* p, const char* name, size_t count, CollKind kind) 
 Status checkAliasing(const Op& op, size_t sendBytes, size_t recvBytes, size_t inPlaceOffset) {
   if (!overlaps(op.sendbuff, sendBytes, op.recvbuff, recvBytes)) return okStatus();
   const char* name = collName(op.args.kind);
-  if (op.args.kind == CollKind::kAllToAll || op.args.kind == CollKind::kAllToAllv) {
+  if (op.args.kind == CollKind::kAllToAll) {
+    // In place is both buffers the same (stageInPlace runs it from a copy of the input).
+    if (op.sendbuff == op.recvbuff) return okStatus();
+    return errorf(weftInvalidArgument,
+                  "%s: send and receive buffers overlap without being the same buffer (in place)",
+                  name);
+  }
+  if (op.args.kind == CollKind::kAllToAllv) {
     return errorf(weftInvalidArgument,
                   "%s: send and receive buffers overlap; %s cannot run in "
                   "place",

@@ -1,6 +1,7 @@
 #include "src/enqueue/plan.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "collectives/call_stamp.h"
 #include "collectives/cost_model.h"
@@ -193,6 +194,14 @@ bool startDirect(Communicator& comm, const Op& op) {
   comm.directOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce,
                         slotSignature(specOf(op), SlotPath::kDirect));
   return true;
+}
+
+const Op& stageInPlace(Communicator& comm, const Op& op, Op* staged) {
+  if (op.args.kind != CollKind::kAllToAll || op.sendbuff != op.recvbuff) return op;
+  const size_t bytes = sendBufferCount(argsOf(op)) * typeSize(op.type);
+  *staged = op;
+  staged->sendbuff = std::memcpy(comm.inPlaceStage(bytes), op.recvbuff, bytes);
+  return *staged;
 }
 
 Status planCollective(Communicator& comm, const Op& op, Phase* out) {

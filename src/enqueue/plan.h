@@ -66,6 +66,11 @@ struct Phase {
   void finish() const;
 };
 
+// An in-place all-to-all (both buffers the same) runs out of place, from a copy of its input in
+// the communicator's stage: every path reads blocks of the send buffer while the receive buffer
+// fills. Returns that out-of-place call, kept in *staged, or op itself for any other call. Only
+// for the operation that has its communicator's turn, as the stage is the communicator's.
+const Op& stageInPlace(Communicator& comm, const Op& op, Op* staged);
 Status planCollective(Communicator& comm, const Op& op, Phase* out);
 // planCollective's first choice, which the runner's shortcut also takes: starts the
 // communicator's direct operation for `op` when `op` goes direct, else returns false.

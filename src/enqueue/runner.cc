@@ -1,5 +1,6 @@
 #include "src/enqueue/runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <span>
 
@@ -70,7 +71,8 @@ Status startNext(Active& a) {
   Communicator& comm = *w.comm;
   if (a.nextCollective < a.collectives.size()) {
     const Op& op = a.collectives[a.nextCollective++];
-    Status s = planCollective(comm, op, &a.phase);
+    Op staged;
+    Status s = planCollective(comm, stageInPlace(comm, op, &staged), &a.phase);
     if (!s.ok()) {
       recordFailed(op, s);
       return s.withContext(a.phase.label.describe());
@@ -333,6 +335,8 @@ Status runWorks(std::vector<CommWork>& works) {
   // Per thread and reused, so a call allocates nothing for its bookkeeping; emptied when done so
   // no executor outlives its call.
   thread_local std::vector<Active> pool;
+  const QuietCollLog quiet(std::all_of(
+      works.begin(), works.end(), [](const CommWork& w) { return !w.comm->config().logCalls; }));
   pool.resize(works.size());
   for (size_t i = 0; i < works.size(); ++i) {
     pool[i].work = &works[i];
@@ -343,13 +347,18 @@ Status runWorks(std::vector<CommWork>& works) {
   return s;
 }
 
-// An average needs its division after it, and so takes no shortcut.
-Status runCollective(const Op& op) {
-  Communicator& comm = *op.comm;
+// An average needs its division after it, and so takes no shortcut. An in-place all-to-all
+// that is not this call's turn yet is staged by startNext once it is.
+Status runCollective(const Op& call) {
+  Communicator& comm = *call.comm;
+  const QuietCollLog quiet(!comm.config().logCalls);
   CommWork work;
   work.comm = &comm;
   work.ticket = comm.takeTicket();
-  const bool direct = op.redop != weftAvg && comm.isTurn(work.ticket) && startDirect(comm, op);
+  const bool shortcut = call.redop != weftAvg && comm.isTurn(work.ticket);
+  Op staged;
+  const Op& op = shortcut ? stageInPlace(comm, call, &staged) : call;
+  const bool direct = shortcut && startDirect(comm, op);
   uint64_t sequence = 0;
   if (direct) {
     sequence = comm.nextCollective();  // planCollective counts the others

@@ -117,16 +117,18 @@ std::vector<double> block(int from, int to, size_t count, weftDataType_t type) {
   return inputs(from, static_cast<size_t>(to) * 1000003u, count, weftSum, type);
 }
 
-void allToAll(const Ctx& c, weftDataType_t type, size_t count) {
-  SCOPED_TRACE(label("all_to_all", type, weftSum, count, false));
+// In place, both buffers are the same one.
+void allToAll(const Ctx& c, weftDataType_t type, size_t count, bool inPlace) {
+  SCOPED_TRACE(label("all_to_all", type, weftSum, count, inPlace));
   std::vector<double> sendVals;
   for (int p = 0; p < c.n; ++p) {
     auto b = block(c.rank, p, count, type);
     sendVals.insert(sendVals.end(), b.begin(), b.end());
   }
   Bytes send = encoded(type, sendVals);
-  Bytes recv(send.size(), kSentinel);
-  finish(c, weftAllToAll(send.data(), recv.data(), count, type, c.comm, c.stream));
+  Bytes recv = inPlace ? send : Bytes(send.size(), kSentinel);
+  const void* in = inPlace ? recv.data() : send.data();
+  finish(c, weftAllToAll(in, recv.data(), count, type, c.comm, c.stream));
   std::vector<double> expected;
   for (int r = 0; r < c.n; ++r) {
     auto b = block(r, c.rank, count, type);
@@ -207,7 +209,7 @@ std::vector<weftRedOp_t> opsFor(weftDataType_t type, size_t count, size_t larges
 
 namespace {
 
-// One call of coll, checked; allToAll and allToAllv ignore inPlace, non-reductions op.
+// One call of coll, checked; allToAllv ignores inPlace, non-reductions op.
 void checkCall(const Ctx& c, Coll coll, weftDataType_t type, weftRedOp_t op, size_t count,
                bool inPlace, int root) {
   switch (coll) {
@@ -222,7 +224,7 @@ void checkCall(const Ctx& c, Coll coll, weftDataType_t type, weftRedOp_t op, siz
     case Coll::kAllGather:
       return allGather(c, type, count, inPlace);
     case Coll::kAllToAll:
-      return allToAll(c, type, count);
+      return allToAll(c, type, count, inPlace);
     case Coll::kAllToAllv:
       return allToAllv(c, type, count);
   }
@@ -245,7 +247,7 @@ void checkCollective(weftComm_t comm, Coll coll, const std::vector<size_t>& coun
   const std::vector<weftDataType_t> all(std::begin(kAllTypes), std::end(kAllTypes));
   const bool reduces =
       coll == Coll::kAllReduce || coll == Coll::kReduce || coll == Coll::kReduceScatter;
-  const bool hasInPlace = coll != Coll::kAllToAll && coll != Coll::kAllToAllv;
+  const bool hasInPlace = coll != Coll::kAllToAllv;
   for (weftDataType_t type : types.empty() ? all : types) {
     for (size_t count : counts) {
       const std::vector<weftRedOp_t> ops =

@@ -38,8 +38,8 @@ void useWeftMemAlloc(bool on);
 void checkCollective(weftComm_t comm, Coll coll, const std::vector<size_t>& counts,
                      weftStream_t stream = nullptr, const std::vector<weftDataType_t>& types = {});
 
-// One call, checked as checkCollective checks each (in place is ignored for all-to-all and
-// all-to-allv, the operator for collectives that do not reduce).
+// One call, checked as checkCollective checks each (in place is ignored for all-to-allv, the
+// operator for collectives that do not reduce).
 void checkOneCall(weftComm_t comm, Coll coll, weftDataType_t type, weftRedOp_t op, size_t count,
                   bool inPlace, int root, weftStream_t stream = nullptr);
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <numeric>
 #include <thread>
@@ -262,6 +263,19 @@ TEST(NonBlockingInit, PollUntilReady) {
     t.join();
   for (weftComm_t c : comms)
     EXPECT_EQ(weftCommDestroy(c), weftSuccess);
+}
+
+// A caller built before weftConfig_t.logCalls existed passes a config that ends before it.
+TEST(Config, OneBuiltBeforeLogCallsIsAccepted) {
+  weftUniqueId id;
+  ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
+  weftConfig_t config = WEFT_CONFIG_INITIALIZER;
+  config.size = offsetof(weftConfig_t, logCalls);
+  config.logCalls = 77;  // beyond the caller's struct: never read
+  weftComm_t comm = nullptr;
+  ASSERT_EQ(weftCommInitRankConfig(&comm, 1, id, 0, &config), weftSuccess)
+      << weftGetLastError(nullptr);
+  EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
 }
 
 TEST(GroupInit, InitSeveralRanksFromOneThread) {

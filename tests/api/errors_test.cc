@@ -97,8 +97,13 @@ TEST_F(BadInput, CountsThatOverflow) {
 TEST_F(BadInput, OverlappingBuffers) {
   expectError(weftAllReduce(buf_, buf_ + 1, 8, weftFloat32, weftSum, comms_[0], nullptr),
               weftInvalidArgument, "overlap");
-  expectError(weftAllToAll(buf_, buf_, 4, weftFloat32, comms_[0], nullptr), weftInvalidArgument,
-              "cannot run in place");
+  // All-to-all runs in place only with both buffers the same.
+  const size_t counts[2] = {4, 4}, displs[2] = {0, 4};
+  expectError(weftAllToAll(buf_ + 1, buf_, 4, weftFloat32, comms_[0], nullptr), weftInvalidArgument,
+              "without being the same buffer");
+  expectError(
+      weftAllToAllv(buf_, counts, displs, buf_, counts, displs, weftFloat32, comms_[0], nullptr),
+      weftInvalidArgument, "cannot run in place");
   // All-gather in place must put the send buffer at this rank's block.
   expectError(weftAllGather(buf_ + 1, buf_, 4, weftFloat32, comms_[0], nullptr),
               weftInvalidArgument, "overlap");
@@ -183,6 +188,10 @@ TEST(BadSetup, InitArguments) {
   badNet.netName = "carrier-pigeon";
   EXPECT_EQ(weftCommInitRankConfig(&comm, 1, id, 0, &badNet), weftInvalidArgument);
   EXPECT_NE(std::string(weftGetLastError(nullptr)).find("carrier-pigeon"), std::string::npos);
+  weftConfig_t badLog = WEFT_CONFIG_INITIALIZER;
+  badLog.logCalls = 2;
+  EXPECT_EQ(weftCommInitRankConfig(&comm, 1, id, 0, &badLog), weftInvalidArgument);
+  EXPECT_NE(std::string(weftGetLastError(nullptr)).find("logCalls"), std::string::npos);
   EXPECT_EQ(weftCommInitAll(nullptr, 2, nullptr), weftInvalidArgument);
   EXPECT_EQ(weftGetUniqueId(nullptr), weftInvalidArgument);
 }

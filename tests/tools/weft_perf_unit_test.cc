@@ -1,16 +1,22 @@
 // weft-perf's logic without a communicator: options, sizes, bandwidth formulas, the 16-bit
 // float formats, the data generator and reference check, and the report format.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "perf/weft_perf/check.h"
 #include "perf/weft_perf/coll.h"
+#include "perf/weft_perf/json_report.h"
 #include "perf/weft_perf/options.h"
 #include "perf/weft_perf/report.h"
 #include "perf/weft_perf/types.h"
@@ -18,9 +24,10 @@
 namespace weft::perf {
 namespace {
 
-ParseResult parse(std::vector<const char*> args, const char* program = "weft-perf") {
+ParseResult parse(std::vector<const char*> args, const char* program = "weft-perf",
+                  const char* minBusBwFromEnv = nullptr) {
   args.insert(args.begin(), program);
-  return parseOptions(static_cast<int>(args.size()), args.data());
+  return parseOptions(static_cast<int>(args.size()), args.data(), minBusBwFromEnv);
 }
 
 Options options(std::vector<const char*> args) {
@@ -46,86 +53,128 @@ TEST(WeftPerfOptions, ParseSize) {
   EXPECT_FALSE(parseSize("-1"));
 }
 
+// Every field that parsing sets.
+void expectSameOptions(const Options& got, const Options& want) {
+  EXPECT_EQ(got.coll, want.coll);
+  EXPECT_EQ(got.minBytes, want.minBytes);
+  EXPECT_EQ(got.maxBytes, want.maxBytes);
+  EXPECT_EQ(got.stepBytes, want.stepBytes);
+  EXPECT_EQ(got.stepFactor, want.stepFactor);
+  EXPECT_EQ(got.iters, want.iters);
+  EXPECT_EQ(got.warmupIters, want.warmupIters);
+  EXPECT_EQ(got.aggIters, want.aggIters);
+  EXPECT_EQ(got.check, want.check);
+  ASSERT_EQ(got.types.size(), want.types.size());
+  for (size_t i = 0; i < got.types.size(); ++i)
+    EXPECT_EQ(got.types[i].type, want.types[i].type);
+  ASSERT_EQ(got.ops.size(), want.ops.size());
+  for (size_t i = 0; i < got.ops.size(); ++i)
+    EXPECT_EQ(got.ops[i].op, want.ops[i].op);
+  EXPECT_EQ(got.root, want.root);
+  EXPECT_EQ(got.blocking, want.blocking);
+  EXPECT_EQ(got.sharedBuffers, want.sharedBuffers);
+  EXPECT_EQ(got.timeAcrossRanks, want.timeAcrossRanks);
+  EXPECT_EQ(got.threads, want.threads);
+  EXPECT_EQ(got.runCycles, want.runCycles);
+  EXPECT_EQ(got.timeoutSeconds, want.timeoutSeconds);
+  EXPECT_EQ(got.reportCpuTime, want.reportCpuTime);
+  EXPECT_EQ(got.outputFile, want.outputFile);
+  EXPECT_EQ(got.minBusBw, want.minBusBw);
+}
+
+// No flag means nccl-tests' default value for it (as its src/common.cu sets them).
 TEST(WeftPerfOptions, DefaultsAreNcclTests) {
-  Options o = options({"all_reduce"});
-  EXPECT_EQ(o.coll, Coll::kAllReduce);
-  EXPECT_EQ(o.minBytes, 32u << 20);
-  EXPECT_EQ(o.maxBytes, 32u << 20);
-  EXPECT_EQ(o.stepBytes, 1u << 20);
-  EXPECT_EQ(o.stepFactor, 1u);
-  EXPECT_EQ(o.iters, 20);
-  EXPECT_EQ(o.warmupIters, 5);
-  EXPECT_EQ(o.aggIters, 1);
-  EXPECT_EQ(o.check, 1);
-  ASSERT_EQ(o.types.size(), 1u);
-  EXPECT_EQ(o.types[0].type, weftFloat32);
-  ASSERT_EQ(o.ops.size(), 1u);
-  EXPECT_EQ(o.ops[0].op, weftSum);
-  EXPECT_EQ(o.root, 0);
-  EXPECT_FALSE(o.blocking);
-  EXPECT_EQ(o.timeAcrossRanks, TimeAcrossRanks::kMax);
+  expectSameOptions(
+      options({"all_reduce"}),
+      options({"all_reduce", "-b", "32M", "-e", "32M", "-i", "1M", "-f", "1",     "-n",
+               "20",         "-w", "5",   "-m", "1",   "-c", "1",  "-d", "float", "-o",
+               "sum",        "-r", "0",   "-z", "0",   "-R", "0",  "-a", "1",     "-t",
+               "1",          "-N", "1",   "-T", "0",   "-C", "0"}));
+  EXPECT_FALSE(options({"all_reduce"}).minBusBw);
 }
 
-TEST(WeftPerfOptions, ShortFlags) {
-  Options o = options({"reduce", "-b", "8",  "-e", "1M", "-f", "4",  "-i",    "16", "-n",  "7",
-                       "-w",     "2",  "-m", "3",  "-c", "0",  "-d", "int64", "-o", "max", "-r",
-                       "1",      "-z", "1",  "-a", "1",  "-t", "1",  "-g",    "1"});
-  EXPECT_EQ(o.coll, Coll::kReduce);
-  EXPECT_EQ(o.minBytes, 8u);
-  EXPECT_EQ(o.maxBytes, 1u << 20);
-  EXPECT_EQ(o.stepFactor, 4u);
-  EXPECT_EQ(o.stepBytes, 16u);
-  EXPECT_EQ(o.iters, 7);
-  EXPECT_EQ(o.warmupIters, 2);
-  EXPECT_EQ(o.aggIters, 3);
-  EXPECT_EQ(o.check, 0);
-  EXPECT_EQ(o.types[0].type, weftInt64);
-  EXPECT_EQ(o.ops[0].op, weftMax);
-  EXPECT_EQ(o.root, 1);
-  EXPECT_TRUE(o.blocking);
-  EXPECT_EQ(o.timeAcrossRanks, TimeAcrossRanks::kAverage);
-}
-
-TEST(WeftPerfOptions, LongFlags) {
-  Options o = options({"broadcast",
-                       "--minbytes",
-                       "1K",
-                       "--maxbytes=2K",
-                       "--stepbytes",
-                       "512",
-                       "--stepfactor",
-                       "1",
-                       "--iters",
-                       "3",
-                       "--warmup_iters",
-                       "0",
-                       "--agg_iters",
-                       "2",
-                       "--check",
-                       "2",
-                       "--datatype",
-                       "bfloat16",
-                       "--op",
-                       "avg",
-                       "--root",
-                       "-1",
-                       "--blocking",
-                       "0",
-                       "--average",
-                       "2"});
-  EXPECT_EQ(o.coll, Coll::kBroadcast);
-  EXPECT_EQ(o.minBytes, 1024u);
-  EXPECT_EQ(o.maxBytes, 2048u);
-  EXPECT_EQ(o.stepBytes, 512u);
-  EXPECT_EQ(o.iters, 3);
-  EXPECT_EQ(o.warmupIters, 0);
-  EXPECT_EQ(o.aggIters, 2);
-  EXPECT_EQ(o.check, 2);
-  EXPECT_EQ(o.types[0].type, weftBfloat16);
-  EXPECT_EQ(o.ops[0].op, weftAvg);
-  EXPECT_EQ(o.root, -1);
-  EXPECT_FALSE(o.blocking);
-  EXPECT_EQ(o.timeAcrossRanks, TimeAcrossRanks::kMin);
+// The same settings by short and by long flags.
+TEST(WeftPerfOptions, ShortAndLongFlags) {
+  Options want;
+  want.coll = Coll::kReduce;
+  want.minBytes = 8;
+  want.maxBytes = 1u << 20;
+  want.stepFactor = 4;
+  want.stepBytes = 16;
+  want.iters = 7;
+  want.warmupIters = 2;
+  want.aggIters = 3;
+  want.check = 0;
+  want.types = {typeInfo(weftBfloat16)};
+  want.ops = {{weftMax, "max"}};
+  want.root = 1;
+  want.blocking = true;
+  want.sharedBuffers = true;
+  want.timeAcrossRanks = TimeAcrossRanks::kMin;
+  want.threads = 3;
+  want.runCycles = 4;
+  want.timeoutSeconds = 9;
+  want.reportCpuTime = true;
+  want.outputFile = "out.json";
+  want.minBusBw = 1.5;
+  expectSameOptions(
+      options({"reduce", "-b", "8",        "-e", "1M", "-f", "4",  "-i",       "16",
+               "-n",     "7",  "-w",       "2",  "-m", "3",  "-c", "0",        "-d",
+               "bf16",   "-o", "max",      "-r", "1",  "-z", "1",  "-a",       "2",
+               "-t",     "3",  "-g",       "1",  "-N", "4",  "-T", "9",        "-C",
+               "1",      "-J", "out.json", "-G", "0",  "-R", "1",  "--min_bw", "1.5"}),
+      want);
+  expectSameOptions(options({"reduce",
+                             "--minbytes=8",
+                             "--maxbytes",
+                             "1M",
+                             "--stepfactor",
+                             "4",
+                             "--stepbytes",
+                             "16",
+                             "--iters",
+                             "7",
+                             "--warmup_iters",
+                             "2",
+                             "--agg_iters",
+                             "3",
+                             "--check",
+                             "0",
+                             "--datatype",
+                             "bf16",
+                             "--op",
+                             "max",
+                             "--root",
+                             "1",
+                             "--blocking",
+                             "1",
+                             "--average",
+                             "2",
+                             "--nthreads",
+                             "3",
+                             "--ngpus",
+                             "1",
+                             "--run_cycles",
+                             "4",
+                             "--timeout",
+                             "9",
+                             "--report_cputime",
+                             "1",
+                             "--output_file",
+                             "out.json",
+                             "--cudagraph",
+                             "0",
+                             "--local_register",
+                             "1",
+                             "--min_bw",
+                             "1.5"}),
+                    want);
+  // Values that the flags above do not take.
+  EXPECT_EQ(options({"broadcast", "--root", "-1"}).root, -1);
+  EXPECT_EQ(options({"broadcast", "-a", "0"}).timeAcrossRanks, TimeAcrossRanks::kRank0);
+  EXPECT_EQ(options({"broadcast", "-a", "3"}).timeAcrossRanks, TimeAcrossRanks::kMax);
+  EXPECT_EQ(options({"broadcast", "-N", "0"}).runCycles, 0);
+  EXPECT_EQ(options({"broadcast", "-o", "avg"}).ops[0].op, weftAvg);
 }
 
 TEST(WeftPerfOptions, CollectiveNames) {
@@ -182,6 +231,8 @@ TEST(WeftPerfOptions, TypeNames) {
       {"int64", weftInt64},     {"uint64", weftUint64},   {"half", weftFloat16},
       {"float16", weftFloat16}, {"float", weftFloat32},   {"float32", weftFloat32},
       {"double", weftFloat64},  {"float64", weftFloat64}, {"bfloat16", weftBfloat16},
+      {"bf16", weftBfloat16},   {"fp16", weftFloat16},    {"fp32", weftFloat32},
+      {"fp64", weftFloat64},
   };
   for (const auto& [name, type] : names) {
     auto t = typeFromName(name);
@@ -207,8 +258,14 @@ TEST(WeftPerfOptions, Errors) {
            {"all_reduce", "-r", "-2"},
            {"all_reduce", "-a", "4"},
            {"all_reduce", "-R", "2"},  // no symmetric registration
-           {"all_reduce", "-t", "2"},
+           {"all_reduce", "-t", "0"},
            {"all_reduce", "-g", "2"},
+           {"all_reduce", "-N", "-1"},
+           {"all_reduce", "-T", "-1"},
+           {"all_reduce", "-C", "2"},
+           {"all_reduce", "-G", "1"},  // no CUDA graphs
+           {"all_reduce", "--min_bw", "fast"},
+           {"all_reduce", "--min_bw", "-1"},
            {"all_reduce", "--bogus"},
        }) {
     ParseResult r = parse(args);
@@ -216,9 +273,83 @@ TEST(WeftPerfOptions, Errors) {
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_NE(r.message.find("weft-perf: "), std::string::npos) << r.message;
   }
+}
+
+bool contains(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+// Errors say what would have been valid, and arguments in the order they were typed.
+TEST(WeftPerfOptions, ErrorsNameValidValues) {
+  ParseResult type = parse({"all_reduce", "-d", "float8"});
+  EXPECT_TRUE(contains(type.message, "'float8'")) << type.message;
+  for (const char* name : {"int8", "uint64", "half", "float", "double", "bfloat16", "fp32", "bf16"})
+    EXPECT_TRUE(contains(type.message, name)) << name << ": " << type.message;
+  ParseResult op = parse({"all_reduce", "-o", "mulsum"});
+  EXPECT_TRUE(contains(op.message, "sum prod max min avg")) << op.message;
+  ParseResult coll = parse({"allreduce"});
+  EXPECT_TRUE(contains(coll.message, "all_reduce all_gather reduce_scatter")) << coll.message;
+  ParseResult graph = parse({"all_reduce", "-G", "1"});
+  EXPECT_TRUE(contains(graph.message, "-G 1: ")) << graph.message;
+  EXPECT_TRUE(contains(graph.message, "only -G 0")) << graph.message;
+  ParseResult extras = parse({"all_reduce", "-b", "8", "stray", "7"});
+  EXPECT_TRUE(contains(extras.message, "unexpected arguments: stray 7\n")) << extras.message;
+}
+
+// Every option's line in --help shows its default value.
+TEST(WeftPerfOptions, HelpListsEveryOptionWithItsDefault) {
   ParseResult help = parse({"--help"});
   EXPECT_EQ(help.exitCode, 0);
-  EXPECT_NE(help.message.find("--minbytes"), std::string::npos);
+  const std::pair<const char*, const char*> defaults[] = {
+      {"--minbytes", "=33554432"},
+      {"--maxbytes", "=33554432"},
+      {"--stepbytes", "=1048576"},
+      {"--stepfactor", "=1"},
+      {"--iters", "=20"},
+      {"--warmup_iters", "=5"},
+      {"--agg_iters", "=1"},
+      {"--run_cycles", "=1"},
+      {"--check", "=1"},
+      {"--datatype", "=float"},
+      {"--op", "=sum"},
+      {"--root", "=0"},
+      {"--blocking", "=0"},
+      {"--local_register", "=0"},
+      {"--average", "=1"},
+      {"--nthreads", "=1"},
+      {"--ngpus", "=1"},
+      {"--timeout", "=0"},
+      {"--report_cputime", "=0"},
+      {"--output_file", "(default: none)"},
+      {"--cudagraph", "=0"},
+      {"--min_bw", "(default: $WEFT_TESTS_MIN_BW, else no check)"},
+  };
+  size_t options = 0;
+  std::istringstream lines(help.message);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  -", 0) == 0) ++options;
+  }
+  EXPECT_EQ(options, std::size(defaults) + 1) << "and --help; " << help.message;
+  for (const auto& [flag, value] : defaults) {
+    const size_t at = help.message.find(std::string(flag) + " ");
+    ASSERT_NE(at, std::string::npos) << flag;
+    const std::string line = help.message.substr(at, help.message.find('\n', at) - at);
+    EXPECT_TRUE(contains(line, value)) << line;
+  }
+  EXPECT_TRUE(contains(help.message, "WEFT_TESTS_MIN_BW")) << help.message;
+}
+
+// WEFT_TESTS_MIN_BW sets the minimum; --min_bw overrides it.
+TEST(WeftPerfOptions, MinimumBusBandwidth) {
+  EXPECT_EQ(parse({"all_reduce"}, "weft-perf", "12.5").options->minBusBw, 12.5);
+  EXPECT_EQ(parse({"all_reduce", "--min_bw", "3"}, "weft-perf", "12.5").options->minBusBw, 3.0);
+  EXPECT_FALSE(parse({"all_reduce"}, "weft-perf", "").options->minBusBw);
+  ParseResult bad = parse({"all_reduce"}, "weft-perf", "lots");
+  EXPECT_FALSE(bad.options);
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_TRUE(contains(bad.message, "WEFT_TESTS_MIN_BW='lots'")) << bad.message;
+  EXPECT_EQ(parse({"all_reduce", "--min_bw", "2"}, "weft-perf", "lots").options->minBusBw, 2.0);
+  EXPECT_EQ(parse({"--help"}, "weft-perf", "lots").exitCode, 0);
 }
 
 TEST(WeftPerfOptions, SizeList) {
@@ -303,12 +434,9 @@ TEST(WeftPerfColl, SendPairsRanksAndLeavesTheLastOfAnOddCountIdle) {
 
 TEST(WeftPerfColl, InPlaceRules) {
   EXPECT_TRUE(collChecksInPlace(Coll::kAllReduce));
-  EXPECT_FALSE(collChecksInPlace(Coll::kAllToAll));
+  EXPECT_TRUE(collChecksInPlace(Coll::kAllToAll));
   EXPECT_FALSE(collChecksInPlace(Coll::kSendRecv));
-  EXPECT_TRUE(collRunsInPlace(Coll::kSendRecv));
   EXPECT_FALSE(collChecksInPlace(Coll::kSend));
-  EXPECT_TRUE(collRunsInPlace(Coll::kSend));
-  EXPECT_FALSE(collRunsInPlace(Coll::kAllToAll));
   EXPECT_TRUE(collHasOp(Coll::kReduceScatter));
   EXPECT_FALSE(collHasOp(Coll::kAllGather));
   EXPECT_TRUE(collHasRoot(Coll::kReduce));
@@ -711,45 +839,149 @@ TEST(WeftPerfCheck, OnlyReduceRootChecks) {
 // ---- report ----
 
 TEST(WeftPerfReport, Header) {
-  Options o = options({"all_reduce", "-b", "8", "-e", "1M", "-f", "4"});
+  Options o = options({"all_reduce", "-b", "8", "-e", "1M", "-f", "4", "-t", "2"});
   EXPECT_EQ(headerLines(o).substr(0, headerLines(o).find('\n')),
-            "# nThread 1 nGpus 1 minBytes 8 maxBytes 1048576 step: 4(factor) warmup iters: 5 "
+            "# nThread 2 nGpus 1 minBytes 8 maxBytes 1048576 step: 4(factor) warmup iters: 5 "
             "iters: 20 agg iters: 1 validation: 1 graph: 0");
   Options bytes = options({"all_reduce", "-z", "1"});
   EXPECT_NE(headerLines(bytes).find("step: 1048576(bytes)"), std::string::npos);
   EXPECT_NE(headerLines(bytes).find("# Blocking Enabled"), std::string::npos);
   EXPECT_EQ(headerLines(bytes).find("# Buffers from weftMemAlloc"), std::string::npos);
-  Options shared = options({"all_reduce", "-R", "1"});
+  Options shared = options({"all_reduce", "-R", "1", "-J", "r.json"});
   EXPECT_TRUE(shared.sharedBuffers);
   EXPECT_NE(headerLines(shared).find("# Buffers from weftMemAlloc"), std::string::npos);
+  EXPECT_NE(headerLines(shared).find("# Writing JSON output to r.json\n"), std::string::npos);
   EXPECT_EQ(rankLine(0, 1234, "host"),
             "#  Rank  0 Group  0 Pid   1234 on       host device  cpu\n");
   std::string table = tableHeader();
   EXPECT_NE(table.find("out-of-place"), std::string::npos);
   EXPECT_NE(table.find("#       size         count      type   redop    root     time   algbw   "
-                       "busbw #wrong     time   algbw   busbw #wrong\n"),
+                       "busbw  #wrong     time   algbw   busbw  #wrong\n"),
             std::string::npos)
       << table;
+  EXPECT_NE(table.find("#        (B)    (elements)                               (us)  (GB/s)  "
+                       "(GB/s)             (us)  (GB/s)  (GB/s)        \n"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(tableHeader(true).find("root  cputime   algbw   busbw  #wrong  cputime   algbw"),
+            std::string::npos)
+      << tableHeader(true);
+}
+
+// As nccl-tests: two decimals while they fit the column, then one, then none, then an exponent.
+TEST(WeftPerfReport, Columns) {
+  EXPECT_EQ(formatTime(0.1934e-6), "   0.19");
+  EXPECT_EQ(formatTime(1.5e-6), "   1.50");
+  EXPECT_EQ(formatTime(99.994e-6), "  99.99");
+  EXPECT_EQ(formatTime(100e-6), " 100.00");
+  EXPECT_EQ(formatTime(9999.99e-6), "9999.99");
+  EXPECT_EQ(formatTime(10e-3), "10000.0");
+  EXPECT_EQ(formatTime(0.5), " 500000");
+  EXPECT_EQ(formatTime(9.9), "9900000");
+  EXPECT_EQ(formatTime(12), "1.2e+07");
+  EXPECT_EQ(formatColumn(0, 6), "  0.00");
+  EXPECT_EQ(formatColumn(999.99, 6), "999.99");
+  EXPECT_EQ(formatColumn(1234.5, 6), "1234.5");
+  EXPECT_EQ(formatColumn(99999, 6), " 99999");
+  EXPECT_EQ(formatColumn(1234567, 6), "1.2e+06");
 }
 
 TEST(WeftPerfReport, Rows) {
   EXPECT_EQ(rowStart(8, 2, "float", "sum", -1),
             "           8             2     float     sum      -1");
-  EXPECT_EQ(rowResult(20.44e-6, Bandwidth{0.001, 0.002}, 0), "    20.44    0.00    0.00      0");
-  EXPECT_EQ(rowResult(152.04e-6, Bandwidth{3.45, 3.45}, 12), "    152.0    3.45    3.45     12");
-  EXPECT_EQ(rowResult(0.0123, Bandwidth{12.5, 18.75}, std::nullopt),
-            "    12300   12.50   18.75    N/A");
-  EXPECT_EQ(rowNotRun(), "      N/A     N/A     N/A    N/A");
-  EXPECT_EQ(formatTime(0.1934e-6), "  0.193");
-  EXPECT_EQ(formatTime(1.5e-6), "   1.50");
-  EXPECT_EQ(formatTime(99.994e-6), "  99.99");
-  EXPECT_EQ(formatTime(100e-6), "  100.0");
-  EXPECT_EQ(formatTime(10e-3), "  10000");
+  EXPECT_EQ(rowResult({20.44e-6, Bandwidth{0.001, 0.002}, 0}), "    20.44    0.00    0.00       0");
+  EXPECT_EQ(rowResult({152.04e-6, Bandwidth{3.45, 3.45}, 12}), "   152.04    3.45    3.45      12");
+  EXPECT_EQ(rowResult({0.0123, Bandwidth{12.5, 1875.4}, std::nullopt}),
+            "  12300.0   12.50  1875.4     N/A");
+  EXPECT_EQ(rowResult({1e-6, Bandwidth{1, 1}, 1234567}), "     1.00    1.00    1.00  1.23457e+06");
 }
 
 TEST(WeftPerfReport, Footer) {
-  EXPECT_EQ(footer(0, 1.25), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1.25 \n#\n");
-  EXPECT_EQ(footer(2, 0).substr(0, 32), "# Out of bounds values : 2 FAILE");
+  EXPECT_EQ(footer(0, 1.25, std::nullopt),
+            "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1.25 \n#\n");
+  EXPECT_EQ(footer(2, 0, std::nullopt).substr(0, 32), "# Out of bounds values : 2 FAILE");
+  EXPECT_EQ(footer(0, 1.25, 2.0),
+            "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1.25 FAILED\n#\n");
+  EXPECT_EQ(footer(0, 2.5, 2.0),
+            "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 2.5 OK\n#\n");
+  EXPECT_TRUE(meetsMinimum(0, std::nullopt));
+  EXPECT_TRUE(meetsMinimum(2, 2.0));
+  EXPECT_FALSE(meetsMinimum(1.99, 2.0));
+}
+
+// ---- JSON results (-J) ----
+
+nlohmann::json readJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+TEST(WeftPerfJson, SettingsRecordsAndSummary) {
+  const std::string path = ::testing::TempDir() + "weft_perf_unit.json";
+  Options o = options({"all_to_all", "-b", "1K", "-e", "2K", "-f", "2", "-t", "2"});
+  {
+    JsonReport json;
+    std::string error;
+    ASSERT_TRUE(json.open(path, &error)) << error;
+    json.begin(o, 4);
+    json.record(RowKey{1024, 64, "float", "none", -1}, {20.5e-6, Bandwidth{0.05, 0.0375}, 0},
+                {22e-6, Bandwidth{0.045, 0.034}, 0});
+    json.record(RowKey{2048, 128, "float", "none", -1}, {41e-6, Bandwidth{0.5, 0.375}, 3},
+                Measurement{40e-6, Bandwidth{0.25, 0.125}, std::nullopt});
+    json.end(1, 0.179, 0.5);
+  }
+  nlohmann::json j = readJson(path);
+  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["config"]["collective"], "all_to_all");
+  EXPECT_EQ(j["config"]["nranks"], 4);
+  EXPECT_EQ(j["config"]["nthreads"], 2);
+  EXPECT_EQ(j["config"]["step_factor"], 2);
+  ASSERT_EQ(j["results"].size(), 2u);
+  const nlohmann::json& first = j["results"][0];
+  EXPECT_EQ(first["size"], 1024);
+  EXPECT_EQ(first["count"], 64);
+  EXPECT_EQ(first["type"], "float");
+  EXPECT_EQ(first["redop"], "none");
+  EXPECT_EQ(first["root"], -1);
+  EXPECT_DOUBLE_EQ(first["out_of_place"]["time"].get<double>(), 20.5);
+  EXPECT_DOUBLE_EQ(first["out_of_place"]["alg_bw"].get<double>(), 0.05);
+  EXPECT_DOUBLE_EQ(first["out_of_place"]["bus_bw"].get<double>(), 0.0375);
+  EXPECT_EQ(first["out_of_place"]["nwrong"], 0);
+  EXPECT_DOUBLE_EQ(first["in_place"]["time"].get<double>(), 22);
+  EXPECT_EQ(first["in_place"]["nwrong"], 0);
+  const nlohmann::json& second = j["results"][1];
+  EXPECT_EQ(second["out_of_place"]["nwrong"], 3);
+  EXPECT_DOUBLE_EQ(second["in_place"]["time"].get<double>(), 40);
+  EXPECT_TRUE(second["in_place"]["nwrong"].is_null());
+  EXPECT_EQ(j["out_of_bounds"]["count"], 1);
+  EXPECT_EQ(j["out_of_bounds"]["okay"], false);
+  EXPECT_DOUBLE_EQ(j["average_bus_bandwidth"]["bandwidth"].get<double>(), 0.179);
+  EXPECT_DOUBLE_EQ(j["average_bus_bandwidth"]["minimum"].get<double>(), 0.5);
+  EXPECT_EQ(j["average_bus_bandwidth"]["okay"], false);
+  std::remove(path.c_str());
+}
+
+TEST(WeftPerfJson, CpuTimeAndUnwritablePath) {
+  const std::string path = ::testing::TempDir() + "weft_perf_unit_cpu.json";
+  {
+    JsonReport json;
+    std::string error;
+    ASSERT_TRUE(json.open(path, &error)) << error;
+    json.begin(options({"all_reduce", "-C", "1"}), 1);
+    json.record(RowKey{8, 2, "float", "sum", -1}, {1e-6, Bandwidth{}, 0}, {2e-6, Bandwidth{}, 0});
+    json.end(0, 0, std::nullopt);
+  }
+  nlohmann::json j = readJson(path);
+  EXPECT_DOUBLE_EQ(j["results"][0]["out_of_place"]["cpu_time"].get<double>(), 1);
+  EXPECT_FALSE(j["results"][0]["out_of_place"].contains("time"));
+  EXPECT_TRUE(j["average_bus_bandwidth"]["minimum"].is_null());
+  EXPECT_EQ(j["average_bus_bandwidth"]["okay"], true);
+  std::remove(path.c_str());
+
+  JsonReport bad;
+  std::string error;
+  EXPECT_FALSE(bad.open("/nonexistent-dir/r.json", &error));
+  EXPECT_TRUE(contains(error, "/nonexistent-dir/r.json")) << error;
 }
 
 }  // namespace
