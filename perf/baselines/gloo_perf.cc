@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
     args.erase(args.begin() + 1, args.begin() + 3);
   }
   weft::perf::ParseResult parsed =
-      weft::perf::parseOptions(static_cast<int>(args.size()), args.data());
+      weft::perf::parseOptions(static_cast<int>(args.size()), args.data(), nullptr);
   if (!parsed.options) {
     std::fputs(parsed.message.c_str(), parsed.exitCode == 0 ? stdout : stderr);
     if (parsed.exitCode == 0) std::puts("gloo-perf takes --np N (ranks, default 2) first.");

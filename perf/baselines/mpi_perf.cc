@@ -72,7 +72,7 @@ class MpiBackend : public Backend {
 }  // namespace weft::perf
 
 int main(int argc, char** argv) {
-  weft::perf::ParseResult parsed = weft::perf::parseOptions(argc, argv);
+  weft::perf::ParseResult parsed = weft::perf::parseOptions(argc, argv, nullptr);
   if (!parsed.options) {
     std::fputs(parsed.message.c_str(), parsed.exitCode == 0 ? stdout : stderr);
     return parsed.exitCode;
