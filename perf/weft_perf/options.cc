@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/version.h"
+
 namespace weft::perf {
 namespace {
 
@@ -144,6 +146,7 @@ ParseResult parseOptions(int argc, const char* const* argv, const char* minBusBw
 
   CLI::App app(kDescription, "weft-perf");
   app.option_defaults()->always_capture_default();
+  app.set_version_flag("--version", weft::tools::versionText("weft-perf"));
   app.add_option("collective", collName, "The collective to measure")
       ->required(!fromProgramName.has_value());
   addSize(app, "-b,--minbytes", o.minBytes, "Smallest size");
@@ -194,6 +197,9 @@ ParseResult parseOptions(int argc, const char* const* argv, const char* minBusBw
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     result.message = app.help();
+    return result;
+  } catch (const CLI::CallForVersion& e) {
+    result.message = e.what() + std::string("\n");
     return result;
   } catch (const CLI::ExtrasError&) {
     // CLI11 lists them last first; name them as they were typed.

@@ -57,6 +57,10 @@ for tool in "$prefix"/bin/*; do
     echo "installed $(basename "$tool") --help failed" >&2
     exit 1
   }
+  env -u LD_LIBRARY_PATH "$tool" --version | grep -q "^$(basename "$tool") (Weft [0-9]" || {
+    echo "installed $(basename "$tool") --version does not give Weft's version" >&2
+    exit 1
+  }
 done
 
 # Each installed tool has its man page where the build had help2man, naming its options.

@@ -329,7 +329,7 @@ TEST(WeftPerfOptions, HelpListsEveryOptionWithItsDefault) {
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("  -", 0) == 0) ++options;
   }
-  EXPECT_EQ(options, std::size(defaults) + 1) << "and --help; " << help.message;
+  EXPECT_EQ(options, std::size(defaults) + 2) << "and --help, --version; " << help.message;
   for (const auto& [flag, value] : defaults) {
     const size_t at = help.message.find(std::string(flag) + " ");
     ASSERT_NE(at, std::string::npos) << flag;

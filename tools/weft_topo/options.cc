@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/version.h"
 #include "weft/weft.h"
 
 namespace weft::topotool {
@@ -20,9 +21,7 @@ ParseResult parseOptions(int argc, const char* const* argv) {
   ParseResult result;
   Options o;
   CLI::App app(kDescription, "weft-topo");
-  app.set_version_flag("--version", "weft-topo (Weft " + std::to_string(WEFT_MAJOR) + "." +
-                                        std::to_string(WEFT_MINOR) + "." +
-                                        std::to_string(WEFT_PATCH) + ")");
+  app.set_version_flag("--version", weft::tools::versionText("weft-topo"));
   app.add_option("--topo", o.topoFile, "Read this topology file instead of discovering")
       ->type_name("FILE");
   app.add_flag("--matrix", o.matrix,
@@ -43,15 +42,19 @@ ParseResult parseOptions(int argc, const char* const* argv) {
       ->check(CLI::Range(1, 4096));
   app.add_option("--hosts", o.hosts, "Plan for H identical hosts")
       ->type_name("H")
+      ->capture_default_str()
       ->check(CLI::Range(1, 65536));
   std::string device = "auto";
   app.add_option("--device", device,
                  "Ranks on GPUs or CPUs (auto: GPUs when there are enough of them)")
+      ->capture_default_str()
       ->check(CLI::IsMember({"auto", "gpu", "cpu"}));
   app.add_option("--max-channels", o.channels.maxChannels, "Most rings to build")
+      ->capture_default_str()
       ->check(CLI::Range(1, 64));
   app.add_option("--channel-cap", o.channels.channelCap,
                  "GB/s one channel can drive (the search does not give a ring more)")
+      ->capture_default_str()
       ->check(CLI::Range(0.001, 1e6));
   app.add_flag("--json", o.json, "Print the system (and rings/trees) as JSON");
   app.add_flag("--dot", o.dot, "Print a Graphviz drawing of the system");
