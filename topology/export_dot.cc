@@ -127,6 +127,7 @@ std::string linkLine(const System& s, const Link& l) {
 std::string ringLines(const DotRing& r, const char* color) {
   std::string out;
   size_t n = r.nodes.size();
+  if (n < 2) return out;  // ranks all in one node: no hop to draw
   size_t hops = r.closed ? n : n - 1;
   for (size_t i = 0; i < hops && n > 0; ++i) {
     out += "  n" + std::to_string(r.nodes[i]) + " -- n" + std::to_string(r.nodes[(i + 1) % n]) +

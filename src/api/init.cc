@@ -15,6 +15,7 @@
 #include "src/bootstrap/unique_id.h"
 #include "src/comm/config.h"
 #include "src/comm/registry.h"
+#include "src/comm/version_banner.h"
 #include "src/enqueue/group.h"
 #include "src/enqueue/trace_dump.h"
 
@@ -152,6 +153,7 @@ extern "C" {
 
 weftResult_t weftGetUniqueId(weftUniqueId* uniqueId) {
   if (uniqueId == nullptr) return report(Status(weftInvalidArgument, "uniqueId is NULL"));
+  weft::logVersionBannerOnce();
   weft::UniqueIdData id;
   Status s = weft::checkEnv();
   if (!s.ok()) return report(s);
@@ -210,6 +212,7 @@ weftResult_t weftCommInitAll(weftComm_t* comms, int ndev, const int* /*devlist*/
 
 weftResult_t weftCommInitFromEnv(weftComm_t* comm) {
   if (comm == nullptr) return report(Status(weftInvalidArgument, "comm is NULL"));
+  weft::logVersionBannerOnce();  // before anything this init logs
   weft::LaunchInfo info;
   Status s = weft::readLaunchInfo(&info);
   weft::UniqueIdData id;

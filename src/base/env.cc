@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <limits>
 #include <vector>
 
 #include "src/base/log.h"
@@ -65,19 +66,20 @@ struct Parser {
     *out = text == "1";
   }
   template <typename T>
-  void integer(const char* name, int64_t minimum, T* out) {
+  void integer(const char* name, int64_t minimum, T* out,
+               int64_t maximum = std::numeric_limits<int32_t>::max()) {
     auto v = read(name);
     if (!v) return;
     auto n = parseInt(*v);
-    if (!n || *n < minimum) {
-      problem(name, *v, "is not an integer of at least " + std::to_string(minimum));
+    if (!n || *n < minimum || *n > maximum) {
+      problem(name, *v,
+              "is not an integer " +
+                  (maximum == std::numeric_limits<int32_t>::max()
+                       ? "of at least " + std::to_string(minimum)
+                       : "from " + std::to_string(minimum) + " to " + std::to_string(maximum)));
       return;
     }
     *out = static_cast<T>(*n);
-  }
-  template <typename T>
-  void positiveInt(const char* name, T* out) {
-    integer(name, 1, out);
   }
   // Whether the variable was set to a valid size (then *out holds it).
   bool bytes(const char* name, size_t minimum, size_t* out) {
@@ -131,8 +133,7 @@ EnvConfig parseEnv(EnvReport* report) {
   p.choice("WEFT_NET", {"auto", "tcp", "ucx"}, &c.net);
   p.str("WEFT_SOCKET_IFNAME", &c.socketIfname);
   p.choice("WEFT_SOCKET_FAMILY", {"AF_INET", "AF_INET6"}, &c.socketFamily);
-  p.positiveInt("WEFT_NSOCKS_PERPEER", &c.nSocketsPerPeer);
-  if (c.nSocketsPerPeer > 16) c.nSocketsPerPeer = 16;
+  p.integer("WEFT_NSOCKS_PERPEER", 1, &c.nSocketsPerPeer, 16);
   p.bytes("WEFT_SOCKET_PACE_BYTES", 0, &c.socketPaceBytes);
   p.bytes("WEFT_SHM_RING_BYTES", 4096, &c.shmRingBytes);
   p.bytes("WEFT_SHM_SLOT_BYTES", 4096, &c.shmSlotBytes);

@@ -106,7 +106,7 @@ std::string logSubsysNames() {
 
 bool logEnabled(LogLevel level, uint32_t subsys) {
   const Logger& l = logger();
-  if (tQuietColl && (subsys & ~uint32_t{kColl}) == 0) return false;
+  if (tQuietColl && level >= LogLevel::kInfo && (subsys & ~uint32_t{kColl}) == 0) return false;
   return level <= l.level && (subsys & l.subsys) != 0;
 }
 

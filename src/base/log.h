@@ -39,8 +39,9 @@ void logPrint(LogLevel level, uint32_t subsys, const char* file, int line, const
 void setLogRank(int rank);
 int logRank();
 
-// While one lives on a thread, that thread logs nothing at COLL alone: calls on communicators
-// created with weftConfig_t.logCalls = 0 (a tool's own bookkeeping) run under one.
+// While one lives on a thread, that thread logs no INFO or TRACE line at COLL alone: calls on
+// communicators created with weftConfig_t.logCalls = 0 (a tool's own bookkeeping) run under one
+// (calls grouped with a logged communicator's stay logged).
 class QuietCollLog {
  public:
   explicit QuietCollLog(bool quiet);

@@ -16,7 +16,7 @@ namespace weft {
 struct LaunchInfo {
   int rank = 0;
   int size = 0;
-  std::string launcher;     // "weft-run", "Open MPI", "Slurm", "torchrun"
+  std::string launcher;     // "WEFT_RANK/WEFT_WORLD_SIZE (...)", "Open MPI", "Slurm", ...
   std::string rootAddress;  // host:port where rank 0 runs the rendezvous root
   Secret secret{};
   bool secretFromLauncher = false;  // false: derived from the job's identity, not secret

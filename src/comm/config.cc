@@ -69,7 +69,8 @@ Status resolveConfig(const weftConfig_t* user, CommConfig* out) {
       c.nSocketsPerPeer = user->nSocketsPerPeer;
     }
     if (user->commName != nullptr) c.name = user->commName;
-    if (user->size >= sizeof(weftConfig_t) && user->logCalls != WEFT_CONFIG_UNDEF_INT) {
+    const bool hasLogCalls = user->size >= offsetof(weftConfig_t, logCalls) + sizeof(int);
+    if (hasLogCalls && user->logCalls != WEFT_CONFIG_UNDEF_INT) {
       if (user->logCalls != 0 && user->logCalls != 1) {
         return errorf(weftInvalidArgument, "config.logCalls must be 0 or 1, not %d",
                       user->logCalls);

@@ -5,6 +5,7 @@
 // in fresh processes, since a process reads its environment once.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -102,6 +103,9 @@ TEST(VersionBanner, InfoStartsWithItAndTheEnvironmentsSettings) {
   EXPECT_NE(text.find("WEFT_TRANSPORT set by environment to tcp\n"), std::string::npos) << text;
   // Addresses are given with the port actually bound, or without one.
   EXPECT_EQ(text.find("listens on 127.0.0.1:0"), std::string::npos) << text;
+  const size_t tcp = text.find("tcp: rank 0 listens on 127.0.0.1:");
+  ASSERT_NE(tcp, std::string::npos) << text;
+  EXPECT_GT(std::stoi(text.substr(tcp + strlen("tcp: rank 0 listens on 127.0.0.1:"))), 0);
   EXPECT_EQ(text.find(banner(), text.find(banner()) + 1), std::string::npos)
       << "the banner came twice:\n"
       << text;

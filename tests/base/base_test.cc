@@ -75,7 +75,9 @@ TEST(Env, BadValuesNameWhatIsAllowed) {
            Case{"WEFT_DEBUG", "LOUD", "is not one of VERSION, WARN, INFO, TRACE"},
            Case{"WEFT_DEBUG_SUBSYS", "INIT,FOO", "names 'FOO', which is not one of INIT, COLL"},
            Case{"WEFT_SHM_RING_BYTES", "lots", "is not a byte size"},
-           Case{"WEFT_NSOCKS_PERPEER", "0", "is not an integer of at least 1"},
+           Case{"WEFT_NSOCKS_PERPEER", "0", "is not an integer from 1 to 16"},
+           Case{"WEFT_NSOCKS_PERPEER", "17", "is not an integer from 1 to 16"},
+           Case{"WEFT_TRACE_BUFFER", "-1", "is not an integer of at least 0"},
            Case{"WEFT_CALIBRATE", "yes", "is not one of 0, 1"},
        }) {
     SCOPED_TRACE(c.name);
