@@ -424,6 +424,17 @@ bool Communicator::fail(const Status& status) {
   return true;
 }
 
+Status Communicator::withFarewell(const Status& status) {
+  if (status.code() != weftRemoteError) return status;
+  std::lock_guard<std::mutex> lock(linksMutex_);
+  for (size_t peer = 0; peer < links_.size(); ++peer) {
+    if (!links_[peer]) continue;
+    Farewell theirs = links_[peer]->receivedFarewell();
+    if (theirs.origin >= 0) return farewellError(static_cast<int>(peer), theirs, status);
+  }
+  return status;
+}
+
 void Communicator::sayFarewell(const Status& status) {
   std::lock_guard<std::mutex> lock(linksMutex_);
   // Passed on where a peer's farewell came first: the failure began there.

@@ -117,6 +117,11 @@ class Communicator {
   // `status` was the first.
   Status usable() const;
   bool fail(const Status& status);
+  // A remote error as the first failure's farewell tells it, where a peer left one: a peer
+  // seen gone some other way than by its link (a single-copy read of a process that exited)
+  // may have failed because of a third rank. Other errors, and remote ones with no farewell
+  // come, are returned as they are.
+  Status withFarewell(const Status& status);
   void abort();
   const AbortFlag* abortFlag() const { return &abort_; }
   bool aborted() const { return abort_.load(); }

@@ -40,7 +40,8 @@ struct Active {
 // ended by a local abort says so, not what the abort did to its links. The first error of the
 // communicator dumps its flight recorder (WEFT_TRACE_DUMP), and its message says where.
 Status failComm(Communicator& comm, const std::string& what, const Status& s) {
-  Status full = (comm.aborted() ? abortedStatus() : s).withContext(comm.describe() + ": " + what);
+  Status full = (comm.aborted() ? abortedStatus() : comm.withFarewell(s))
+                    .withContext(comm.describe() + ": " + what);
   if (!comm.fail(full)) return full;
   const std::string path = dumpTrace(comm, "error", full);
   return path.empty() ? full : Status(full.code(), full.message() + " (trace: " + path + ")");
