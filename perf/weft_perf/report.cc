@@ -65,7 +65,11 @@ std::string formatColumn(double value, int width) {
 }
 
 std::string formatTime(double seconds) {
-  return formatColumn(seconds * 1e6, 7);
+  const double us = seconds * 1e6;
+  if (us >= 1e7) return formatColumn(us, 7);  // past the column: an exponent, as formatColumn
+  if (us >= 10000) return format("%7.0f", us);
+  if (us >= 100) return format("%7.1f", us);
+  return format("%7.2f", us);
 }
 
 std::string rowResult(const Measurement& m) {

@@ -39,7 +39,8 @@ bool meetsMinimum(double avgBusBw, std::optional<double> minBusBw);
 // A column as nccl-tests prints it: `width` characters, with two decimals while they fit, then
 // one, then none, then in exponent form.
 std::string formatColumn(double value, int width);
-// Microseconds in the 7-character time column.
+// Microseconds in the 7-character time column, by nccl-tests' rule: two decimals below 100 us,
+// one below 10,000 us, none above (an exponent past the column).
 std::string formatTime(double seconds);
 
 }  // namespace weft::perf

@@ -28,7 +28,9 @@ bool launchedByLauncher() {
   for (const auto& [rank, size] : kLaunchVariables) {
     if (isSet(rank) && isSet(size)) return true;
   }
-  return false;
+  // Half of Weft's own pair is a launch gone wrong, not a single process: weftCommInitFromEnv
+  // then names the missing variable. (RANK alone may be another program's.)
+  return isSet("WEFT_RANK") || isSet("WEFT_WORLD_SIZE");
 }
 
 World::World(int threads) : comms_(static_cast<size_t>(threads), nullptr) {

@@ -868,14 +868,19 @@ TEST(WeftPerfReport, Header) {
       << tableHeader(true);
 }
 
-// As nccl-tests: two decimals while they fit the column, then one, then none, then an exponent.
+// Times as nccl-tests prints them (src/common.cu): two decimals below 100 us, one below 10,000,
+// none above. Bandwidths: two decimals while they fit the column, then one, then none, then an
+// exponent.
 TEST(WeftPerfReport, Columns) {
   EXPECT_EQ(formatTime(0.1934e-6), "   0.19");
   EXPECT_EQ(formatTime(1.5e-6), "   1.50");
   EXPECT_EQ(formatTime(99.994e-6), "  99.99");
-  EXPECT_EQ(formatTime(100e-6), " 100.00");
-  EXPECT_EQ(formatTime(9999.99e-6), "9999.99");
-  EXPECT_EQ(formatTime(10e-3), "10000.0");
+  EXPECT_EQ(formatTime(100e-6), "  100.0");
+  EXPECT_EQ(formatTime(208.36e-6), "  208.4");
+  EXPECT_EQ(formatTime(4181.73e-6), " 4181.7");
+  EXPECT_EQ(formatTime(9999.94e-6), " 9999.9");
+  EXPECT_EQ(formatTime(10e-3), "  10000");
+  EXPECT_EQ(formatTime(80558.7e-6), "  80559");
   EXPECT_EQ(formatTime(0.5), " 500000");
   EXPECT_EQ(formatTime(9.9), "9900000");
   EXPECT_EQ(formatTime(12), "1.2e+07");
@@ -890,9 +895,9 @@ TEST(WeftPerfReport, Rows) {
   EXPECT_EQ(rowStart(8, 2, "float", "sum", -1),
             "           8             2     float     sum      -1");
   EXPECT_EQ(rowResult({20.44e-6, Bandwidth{0.001, 0.002}, 0}), "    20.44    0.00    0.00       0");
-  EXPECT_EQ(rowResult({152.04e-6, Bandwidth{3.45, 3.45}, 12}), "   152.04    3.45    3.45      12");
+  EXPECT_EQ(rowResult({152.04e-6, Bandwidth{3.45, 3.45}, 12}), "    152.0    3.45    3.45      12");
   EXPECT_EQ(rowResult({0.0123, Bandwidth{12.5, 1875.4}, std::nullopt}),
-            "  12300.0   12.50  1875.4     N/A");
+            "    12300   12.50  1875.4     N/A");
   EXPECT_EQ(rowResult({1e-6, Bandwidth{1, 1}, 1234567}), "     1.00    1.00    1.00  1.23457e+06");
 }
 
