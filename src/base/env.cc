@@ -1,6 +1,8 @@
 #include "src/base/env.h"
 
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "src/base/log.h"
+#include "src/base/text.h"
 
 namespace weft {
 namespace {
@@ -105,6 +108,24 @@ struct Parser {
     }
     *outMs = static_cast<int64_t>(*s * 1000.0);
   }
+  // A file name pattern (%h, %p) whose directory must exist and be writable: found out at init,
+  // not when the first line or dump is lost.
+  void filePattern(const char* name, std::string* out) {
+    auto v = read(name);
+    if (!v) return;
+    const std::string path = expandFilePattern(*v);
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+    struct stat st = {};
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || access(dir.c_str(), W_OK) != 0) {
+      problem(name, *v,
+              "names a file in " + dir +
+                  ", which is not a directory this process may "
+                  "write to");
+      return;
+    }
+    *out = *v;
+  }
   void logSubsystems(const char* name, std::string* out) {
     auto v = read(name);
     if (!v) return;
@@ -125,10 +146,10 @@ EnvConfig parseEnv(EnvReport* report) {
   Parser p{report};
   p.choice("WEFT_DEBUG", {"VERSION", "WARN", "INFO", "TRACE"}, &c.debugLevel, true);
   p.logSubsystems("WEFT_DEBUG_SUBSYS", &c.debugSubsys);
-  p.str("WEFT_DEBUG_FILE", &c.debugFile);
+  p.filePattern("WEFT_DEBUG_FILE", &c.debugFile);
   p.seconds("WEFT_TIMEOUT", &c.timeoutMs);
   p.integer("WEFT_TRACE_BUFFER", 0, &c.traceBuffer);
-  p.str("WEFT_TRACE_DUMP", &c.traceDump);
+  p.filePattern("WEFT_TRACE_DUMP", &c.traceDump);
   p.choice("WEFT_TRANSPORT", {"auto", "shm", "tcp"}, &c.transport);
   p.choice("WEFT_NET", {"auto", "tcp", "ucx"}, &c.net);
   p.str("WEFT_SOCKET_IFNAME", &c.socketIfname);

@@ -3,6 +3,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -40,7 +41,13 @@ struct Logger {
   }
 
   void openFile(const std::string& pattern) {
-    if (FILE* f = fopen(expandFilePattern(pattern).c_str(), "a")) out = f;
+    const std::string path = expandFilePattern(pattern);
+    if (FILE* f = fopen(path.c_str(), "a")) {
+      out = f;
+    } else {  // said whatever the level: the user asked for a file and gets stderr
+      fprintf(stderr, "weft: WEFT_DEBUG_FILE=%s: cannot open %s (%s); logging to stderr\n",
+              pattern.c_str(), path.c_str(), strerror(errno));
+    }
   }
 };
 

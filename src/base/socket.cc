@@ -137,10 +137,14 @@ Status findInterfaces(const std::string& spec, const std::string& family,
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return systemError("getifaddrs", errno);
   std::vector<NetInterface> loopback;
+  std::string present;  // the names of the interfaces that are up, for the error
   for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
     if (i->ifa_addr == nullptr || (i->ifa_flags & IFF_UP) == 0) continue;
     int fam = i->ifa_addr->sa_family;
     if (fam != AF_INET && fam != AF_INET6) continue;
+    if (present.find(std::string(" ") + i->ifa_name + ",") == std::string::npos) {
+      present += std::string(" ") + i->ifa_name + ",";
+    }
     if (family == "AF_INET" && fam != AF_INET) continue;
     if (family == "AF_INET6" && fam != AF_INET6) continue;
     NetInterface ni;
@@ -157,10 +161,16 @@ Status findInterfaces(const std::string& spec, const std::string& family,
   }
   freeifaddrs(list);
   if (out->empty() && spec.empty()) *out = loopback;
+  if (!present.empty()) present.pop_back();  // the last comma
+  if (out->empty() && spec.empty()) {
+    return errorf(weftSystemError, "no network interface of family '%s' is up (up:%s)",
+                  family.c_str(), present.empty() ? " none" : present.c_str());
+  }
   if (out->empty()) {
-    return errorf(weftSystemError,
-                  "no network interface matches WEFT_SOCKET_IFNAME='%s' (family '%s')",
-                  spec.c_str(), family.c_str());
+    return errorf(weftInvalidArgument,
+                  "no network interface matches WEFT_SOCKET_IFNAME='%s'%s%s (up:%s)", spec.c_str(),
+                  family.empty() ? "" : " and WEFT_SOCKET_FAMILY=", family.c_str(),
+                  present.empty() ? " none" : present.c_str());
   }
   return okStatus();
 }

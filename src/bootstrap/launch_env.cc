@@ -121,10 +121,15 @@ std::string firstSlurmHost(const std::string& nodelist) {
 
 Status readLaunchInfo(const EnvReader& env, LaunchInfo* out) {
   *out = LaunchInfo();
+  std::string halves;  // conventions with one variable of the two set, for the error
   for (const Convention& c : kConventions) {
     std::optional<int> rank, size;
     WEFT_RETURN_IF_ERROR(readInt(env, c.rankVar, &rank));
     WEFT_RETURN_IF_ERROR(readInt(env, c.sizeVar, &size));
+    if (rank.has_value() != size.has_value()) {
+      halves += strprintf("; %s is set but %s is not", rank ? c.rankVar : c.sizeVar,
+                          rank ? c.sizeVar : c.rankVar);
+    }
     if (!rank || !size) continue;
     if (*size <= 0 || *rank < 0 || *rank >= *size) {
       return errorf(weftInvalidArgument, "%s=%d and %s=%d do not name a rank", c.rankVar, *rank,
@@ -144,9 +149,10 @@ Status readLaunchInfo(const EnvReader& env, LaunchInfo* out) {
     }
     return okStatus();
   }
-  return Status(weftInvalidUsage,
+  return errorf(weftInvalidUsage,
                 "no launcher environment found: set WEFT_RANK and WEFT_WORLD_SIZE (or run under "
-                "weft-run, mpirun, srun or torchrun)");
+                "weft-run, mpirun, srun or torchrun)%s",
+                halves.c_str());
 }
 
 Status readLaunchInfo(LaunchInfo* out) {
@@ -169,10 +175,16 @@ Status setLaunchRoot(const std::string& hostPort, UniqueIdData* id) {
 
 Status idFromLaunchInfo(const LaunchInfo& info, UniqueIdData* out) {
   UniqueIdData id;
-  WEFT_RETURN_IF_ERROR(setLaunchRoot(info.rootAddress, &id));
+  const std::string& address = info.rootAddress;
+  // Checked before the host is looked up, so that "host" alone is not reported as unknown.
+  if (address.find(':') == std::string::npos || address.back() == ']') {
+    return errorf(weftInvalidArgument, "rendezvous address '%s' needs a port: host:port",
+                  address.c_str());
+  }
+  WEFT_RETURN_IF_ERROR(setLaunchRoot(address, &id));
   if (id.root.toSockAddr().port() == 0) {
-    return errorf(weftInvalidArgument, "rendezvous address '%s' needs a port",
-                  info.rootAddress.c_str());
+    return errorf(weftInvalidArgument, "rendezvous address '%s' needs a port: host:port",
+                  address.c_str());
   }
   id.secret = info.secret;
   std::string secretText(reinterpret_cast<const char*>(info.secret.data()), info.secret.size());

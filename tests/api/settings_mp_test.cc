@@ -45,7 +45,27 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSetting{"WEFT_TIMEOUT", "abc", "is not a number of seconds"},
                       BadSetting{"WEFT_DEBUG", "LOUD", "is not one of VERSION, WARN, INFO, TRACE"},
                       BadSetting{"WEFT_DEBUG_SUBSYS", "FOO", "names 'FOO', which is not one of"},
-                      BadSetting{"WEFT_CHUNK_BYTES", "1MB", "is not a byte size"}));
+                      BadSetting{"WEFT_CHUNK_BYTES", "1MB", "is not a byte size"},
+                      BadSetting{"WEFT_DEBUG_FILE", "/nonexistent/weft/log.%p",
+                                 "names a file in /nonexistent/weft/, which is not a directory"},
+                      BadSetting{"WEFT_TRACE_DUMP", "/nonexistent/weft/dump-",
+                                 "names a file in /nonexistent/weft/, which is not a directory"}));
+
+// A network interface the machine lacks is the user's setting to mend, and the error lists
+// the interfaces there are.
+TEST(BadSocketInterface, IsAnInvalidArgumentListingTheInterfacesThatAreUp) {
+  auto results = runProcesses(
+      2, {{"WEFT_TRANSPORT", "tcp"}, {"WEFT_SOCKET_IFNAME", "nosuch0"}, {"WEFT_TIMEOUT", "20"}},
+      [&](int) {
+        weftComm_t comm = nullptr;
+        EXPECT_EQ(weftCommInitFromEnv(&comm), weftInvalidArgument);
+        const std::string error = weftGetLastError(nullptr);
+        EXPECT_NE(error.find("no network interface matches WEFT_SOCKET_IFNAME='nosuch0' (up: lo"),
+                  std::string::npos)
+            << error;
+      });
+  expectAllOk(results);
+}
 
 std::string banner() {
   std::ostringstream s;

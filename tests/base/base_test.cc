@@ -267,6 +267,14 @@ TEST(LaunchEnv, Errors) {
   EXPECT_NE(s.message().find("WEFT_RANK"), std::string::npos);
   s = launch({{"WEFT_RANK", "4"}, {"WEFT_WORLD_SIZE", "4"}, {"WEFT_COMM_ID", "h:1"}}, &info);
   EXPECT_EQ(s.code(), weftInvalidArgument);
+  // Half a pair is named, so that a typo in a launch script is found.
+  s = launch({{"WEFT_RANK", "1"}, {"WEFT_COMM_ID", "h:1"}}, &info);
+  EXPECT_EQ(s.code(), weftInvalidUsage);
+  EXPECT_NE(s.message().find("; WEFT_RANK is set but WEFT_WORLD_SIZE is not"), std::string::npos)
+      << s.message();
+  s = launch({{"SLURM_NTASKS", "2"}}, &info);
+  EXPECT_NE(s.message().find("; SLURM_NTASKS is set but SLURM_PROCID is not"), std::string::npos)
+      << s.message();
   s = launch({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}}, &info);
   EXPECT_NE(s.message().find("WEFT_COMM_ID"), std::string::npos);
   s = launch({{"WEFT_RANK", "0"},
@@ -289,6 +297,23 @@ TEST(LaunchEnv, Errors) {
   s = launch({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "65535"}},
              &info);
   EXPECT_NE(s.message().find("MASTER_PORT=65535 is not a port"), std::string::npos) << s.message();
+}
+
+// A rendezvous address without a port says so, before any name is looked up.
+TEST(LaunchEnv, AddressWithoutAPort) {
+  for (const char* address : {"nohostport", "[::1]", "::1"}) {
+    LaunchInfo info;
+    ASSERT_TRUE(
+        launch({{"WEFT_RANK", "0"}, {"WEFT_WORLD_SIZE", "2"}, {"WEFT_COMM_ID", address}}, &info)
+            .ok());
+    UniqueIdData id;
+    const Status s = idFromLaunchInfo(info, &id);
+    EXPECT_EQ(s.code(), weftInvalidArgument) << address;
+    EXPECT_NE(s.message().find(std::string("rendezvous address '") + address +
+                               "' needs a port: host:port"),
+              std::string::npos)
+        << s.message();
+  }
 }
 
 TEST(LaunchEnv, FirstSlurmHost) {
