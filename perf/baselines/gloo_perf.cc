@@ -41,7 +41,7 @@ constexpr std::chrono::seconds kTimeout(600);
 // Gloo's element-wise functions, picked out of their overloads.
 using ReduceFn = void (*)(void*, const void*, const void*, size_t);
 constexpr ReduceFn kSumFloat = &gloo::sum<float>;
-constexpr ReduceFn kSumInt64 = &gloo::sum<int64_t>;
+constexpr ReduceFn kSumDouble = &gloo::sum<double>;
 constexpr ReduceFn kMaxDouble = &gloo::max<double>;
 
 class GlooBackend : public Backend {
@@ -120,22 +120,22 @@ class GlooBackend : public Backend {
     gloo::barrier(o);
   }
 
-  double maxOverRanks(double value) override {
+  void maxOverRanks(std::vector<double>& values) override {
+    if (values.empty()) return;
     gloo::AllreduceOptions o(context_);
-    o.setOutput(&value, 1);
+    o.setOutput(values.data(), values.size());
     o.setReduceFunction(kMaxDouble);
     o.setTag(nextTag());
     gloo::allreduce(o);
-    return value;
   }
 
-  int64_t sumOverRanks(int64_t value) override {
+  void sumOverRanks(std::vector<double>& values) override {
+    if (values.empty()) return;
     gloo::AllreduceOptions o(context_);
-    o.setOutput(&value, 1);
-    o.setReduceFunction(kSumInt64);
+    o.setOutput(values.data(), values.size());
+    o.setReduceFunction(kSumDouble);
     o.setTag(nextTag());
     gloo::allreduce(o);
-    return value;
   }
 
  private:

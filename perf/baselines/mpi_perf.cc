@@ -51,16 +51,14 @@ class MpiBackend : public Backend {
 
   void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
 
-  double maxOverRanks(double value) override {
-    double out = 0;
-    MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return out;
+  void maxOverRanks(std::vector<double>& values) override {
+    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX,
+                  MPI_COMM_WORLD);
   }
 
-  int64_t sumOverRanks(int64_t value) override {
-    int64_t out = 0;
-    MPI_Allreduce(&value, &out, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-    return out;
+  void sumOverRanks(std::vector<double>& values) override {
+    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM,
+                  MPI_COMM_WORLD);
   }
 
  private:

@@ -7,9 +7,12 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
 #include <vector>
 
+#include "perf/weft_perf/call_times.h"
 #include "perf/weft_perf/check.h"
+#include "perf/weft_perf/compute_load.h"
 
 namespace weft::perf {
 namespace {
@@ -43,8 +46,12 @@ class Sweep {
     if (b_.rank() == 0) {
       std::printf("# library %s collective %s ranks %d type float32 op sum iters %d warmup %d\n",
                   library, collName(o_.coll), b_.nranks(), o_.iters, o_.warmupIters);
-      std::printf("# size_bytes count time_us algbw_GBps busbw_GBps wrong\n");
+      if (o_.busy > 0) std::printf("# busy %d compute threads per rank\n", o_.busy);
+      std::printf("# size_bytes count time_us algbw_GBps busbw_GBps wrong%s\n",
+                  o_.percentiles ? " p50_us p99_us max_us" : "");
     }
+    std::optional<ComputeLoad> load;
+    if (o_.busy > 0) load.emplace(o_.busy);
     b_.barrier();
     warmUp(o_.maxBytes);
     warmUp(o_.minBytes);
@@ -55,12 +62,21 @@ class Sweep {
       Bandwidth bw = bandwidth(o_.coll, counts_.paramCount, sizeof(float), seconds, b_.nranks());
       int64_t wrong = o_.check > 0 ? validate() : -1;
       if (wrong > 0) ++failed;
+      const CallTimes tail = callTimes(perCall_);
       if (b_.rank() == 0) {
-        std::printf("%zu %zu %.3f %.4f %.4f %lld\n", reportedBytes(counts_, sizeof(float)),
+        std::printf("%zu %zu %.3f %.4f %.4f %lld", reportedBytes(counts_, sizeof(float)),
                     counts_.paramCount, seconds * 1e6, bw.algBw, bw.busBw,
                     static_cast<long long>(wrong));
+        if (o_.percentiles) {
+          std::printf(" %.3f %.3f %.3f", tail.p50 * 1e6, tail.p99 * 1e6, tail.max * 1e6);
+        }
+        std::printf("\n");
         std::fflush(stdout);
       }
+    }
+    if (load && b_.rank() == 0) {
+      std::printf("# compute left to the busy threads: %.4g G rounds/s on rank 0\n",
+                  load->roundsPerSecond() / 1e9);
     }
     return failed;
   }
@@ -81,14 +97,50 @@ class Sweep {
   }
 
   // A first call outside the timing, then all ranks start together; the slowest rank's mean.
+  // With --percentiles, perCall_ gets each call's time on its slowest rank.
   double measure() {
+    using Clock = std::chrono::steady_clock;
     call(0);
     b_.barrier();
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < o_.iters; ++i)
+    perCall_.clear();
+    const Clock::time_point t0 = Clock::now();
+    for (int i = 0; i < o_.iters; ++i) {
+      const Clock::time_point began = o_.percentiles ? Clock::now() : t0;
       call(i);
-    std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - t0;
-    return b_.maxOverRanks(elapsed.count() / o_.iters);
+      if (o_.percentiles) {
+        perCall_.push_back(std::chrono::duration<double>(Clock::now() - began).count());
+      }
+    }
+    std::vector<double> mean = {std::chrono::duration<double>(Clock::now() - t0).count() /
+                                o_.iters};
+    acrossRanks(mean);
+    if (o_.percentiles) b_.maxOverRanks(perCall_);
+    return mean[0];
+  }
+
+  // A rank's times combined over the ranks by -a, as weft-perf's.
+  void acrossRanks(std::vector<double>& values) {
+    switch (o_.timeAcrossRanks) {
+      case TimeAcrossRanks::kMax:
+        b_.maxOverRanks(values);
+        return;
+      case TimeAcrossRanks::kMin:
+        for (double& v : values)
+          v = -v;
+        b_.maxOverRanks(values);
+        for (double& v : values)
+          v = -v;
+        return;
+      case TimeAcrossRanks::kRank0:
+        if (b_.rank() != 0) std::fill(values.begin(), values.end(), 0.0);
+        b_.sumOverRanks(values);
+        return;
+      case TimeAcrossRanks::kAverage:
+        b_.sumOverRanks(values);
+        for (double& v : values)
+          v /= b_.nranks();
+        return;
+    }
   }
 
   // One more call on weft-perf's generated inputs; the wrong elements summed over all ranks.
@@ -99,7 +151,11 @@ class Sweep {
     size_t n = expectedCount(spec, b_.rank(), counts_);
     fillExpected(spec, b_.rank(), counts_, expected_.get());
     b_.run(o_.coll, send_.get(), recv_.get(), counts_.paramCount, o_.root);
-    return b_.sumOverRanks(countWrong(spec, recv_.get(), expected_.get(), n));
+    // Exact as a double: no buffer holds 2^53 elements.
+    std::vector<double> wrong = {
+        static_cast<double>(countWrong(spec, recv_.get(), expected_.get(), n))};
+    b_.sumOverRanks(wrong);
+    return static_cast<int64_t>(wrong[0]);
   }
 
   const Options& o_;
@@ -107,6 +163,7 @@ class Sweep {
   Buffer send_, recv_, expected_;
   CollCounts counts_;
   uint64_t seed_ = 0;
+  std::vector<double> perCall_;
 };
 
 }  // namespace

@@ -101,7 +101,7 @@ void Bench::runSize(const Case& c, size_t bytes) {
   const Measurement outOfPlace = measure(c, false);
   const Measurement inPlace = measure(c, true);
   print(rowStart(key.bytes, key.count, key.type, key.op, key.root) + rowResult(outOfPlace) +
-        rowResult(inPlace) + "\n");
+        rowResult(inPlace) + (outOfPlace.calls ? rowCallTimes(*outOfPlace.calls) : "") + "\n");
   if (json_ != nullptr) json_->record(key, outOfPlace, inPlace);
 }
 
@@ -157,13 +157,20 @@ Measurement Bench::measure(const Case& c, bool inPlace) {
   complete();
   agreement_.barrier(r_.thread);
 
+  std::vector<double>& perCall = perCall_;  // with --percentiles: each iteration's seconds
+  perCall.clear();
   const Clock::time_point t0 = Clock::now();
   for (int iter = 0; iter < o_.iters; ++iter) {
+    const Clock::time_point began = o_.percentiles ? Clock::now() : t0;
     if (o_.aggIters > 1) checkWeft(weftGroupStart(), "weftGroupStart", r_.comm);
     for (int a = 0; a < o_.aggIters; ++a) {
       start(c, inPlace, iter * o_.aggIters + a);
     }
     if (o_.aggIters > 1) checkWeft(weftGroupEnd(), "weftGroupEnd", r_.comm);
+    if (o_.percentiles) {
+      complete();
+      perCall.push_back(secondsBetween(began, Clock::now()) / o_.aggIters);
+    }
   }
   const Clock::time_point returned = Clock::now();
   complete();
@@ -171,6 +178,9 @@ Measurement Bench::measure(const Case& c, bool inPlace) {
       acrossRanks({secondsBetween(t0, Clock::now()) / calls, secondsBetween(t0, returned) / calls});
 
   Measurement m;
+  if (o_.percentiles && !inPlace) {
+    m.calls = callTimes(agreement_.combine(r_.thread, perCall, Agreement::Combine::kMax));
+  }
   m.seconds = o_.reportCpuTime ? t.returned : t.completed;
   m.bw = bandwidth(o_.coll, counts_.paramCount, c.type.size, t.completed, r_.nranks);
   if (o_.check > 0 && (!inPlace || collChecksInPlace(o_.coll))) {

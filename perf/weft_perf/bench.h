@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "perf/weft_perf/agreement.h"
 #include "perf/weft_perf/coll.h"
@@ -82,6 +83,7 @@ class Bench {
   int failed_ = 0;
   double busBwSum_ = 0;
   int results_ = 0;
+  std::vector<double> perCall_;  // the current measurement's per-call seconds (--percentiles)
 };
 
 }  // namespace weft::perf

@@ -16,6 +16,11 @@ nlohmann::json measurementJson(const Measurement& m, bool cpuTime) {
   j["alg_bw"] = m.bw.algBw;
   j["bus_bw"] = m.bw.busBw;
   j["nwrong"] = m.wrong ? nlohmann::json(*m.wrong) : nlohmann::json();  // null: not checked
+  if (m.calls) {  // weft's own keys: nccl-tests has no per-call times
+    j["p50_time"] = m.calls->p50 * 1e6;
+    j["p99_time"] = m.calls->p99 * 1e6;
+    j["max_time"] = m.calls->max * 1e6;
+  }
   return j;
 }
 
@@ -49,6 +54,8 @@ void JsonReport::begin(const Options& o, int nranks) {
   config["blocking_collectives"] = o.blocking;
   config["average"] = static_cast<int>(o.timeAcrossRanks);
   config["report_cputime"] = o.reportCpuTime;
+  config["busy_threads_per_rank"] = o.busy;
+  config["percentiles"] = o.percentiles;
   write("{\"version\":" + std::to_string(kFormatVersion) + ",\"config\":" + config.dump() +
         ",\"results\":[");
 }

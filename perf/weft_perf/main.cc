@@ -5,12 +5,14 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "perf/weft_perf/agreement.h"
 #include "perf/weft_perf/bench.h"
+#include "perf/weft_perf/compute_load.h"
 #include "perf/weft_perf/json_report.h"
 #include "perf/weft_perf/options.h"
 #include "perf/weft_perf/report.h"
@@ -22,6 +24,7 @@ namespace {
 
 using weft::perf::Agreement;
 using weft::perf::checkWeft;
+using weft::perf::ComputeLoad;
 using weft::perf::JsonReport;
 using weft::perf::Options;
 using weft::perf::Summary;
@@ -42,7 +45,7 @@ Summary runRank(const Options& o, World& world, Agreement& agreement, int thread
         thread, weft::perf::rankLine(rank, static_cast<int>(::getpid()), hostName()));
     if (rank == 0) {
       std::fputs((weft::perf::headerLines(o) + ranks).c_str(), stdout);
-      std::fputs(weft::perf::tableHeader(o.reportCpuTime).c_str(), stdout);
+      std::fputs(weft::perf::tableHeader(o.reportCpuTime, o.percentiles).c_str(), stdout);
       if (json != nullptr) json->begin(o, world.nranks());
     }
     weftStream_t stream = nullptr;
@@ -80,6 +83,8 @@ int run(const Options& o, World& world) {
   if (!world.allOk(opened)) return 2;
 
   Agreement agreement(world);
+  std::optional<ComputeLoad> load;
+  if (o.busy > 0) load.emplace(o.busy * world.threads());
   std::vector<Summary> summaries(static_cast<size_t>(world.threads()));
   JsonReport* rank0Json = writesJson ? &json : nullptr;
   std::vector<std::thread> threads;
@@ -90,11 +95,17 @@ int run(const Options& o, World& world) {
   for (std::thread& t : threads) {
     t.join();
   }
+  const double computeRate = load ? load->roundsPerSecond() : 0;
+  load.reset();
   // The ranks agreed on every time and wrong count, so their summaries are the same.
   const Summary& s = summaries[0];
   const bool fastEnough = weft::perf::meetsMinimum(s.avgBusBw, o.minBusBw);
   if (world.process() == 0) {
     std::fputs(weft::perf::footer(s.failedMeasurements, s.avgBusBw, o.minBusBw).c_str(), stdout);
+    if (o.busy > 0) {
+      std::printf("# Compute left to the busy threads: %.4g G rounds/s in process 0\n#\n",
+                  computeRate / 1e9);
+    }
     if (writesJson) json.end(s.failedMeasurements, s.avgBusBw, o.minBusBw);
     if (!fastEnough) {
       std::fprintf(stderr, "weft-perf: average bus bandwidth %g GB/s is below the minimum %g\n",

@@ -187,6 +187,13 @@ ParseResult parseOptions(int argc, const char* const* argv, const char* minBusBw
       ->type_name("FILE");
   app.add_option("-G,--cudagraph", graphs,
                  "CUDA graph launches: only 0 (calls run on CPU streams)");
+  app.add_option("--busy", o.busy,
+                 "Compute threads per rank, each a fixed arithmetic loop, running all through the "
+                 "run as a training step's compute runs beside its collectives")
+      ->check(CLI::Range(0, 1024));
+  app.add_flag("--percentiles", o.percentiles,
+               "Time each call on its own (a stream waits for each) and add the out-of-place "
+               "calls' p50, p99 and max (across ranks: each call's slowest rank)");
   app.add_option(
          "--min_bw", minBusBw,
          std::string("Fail the run if the average bus bandwidth is below this (default: $") +

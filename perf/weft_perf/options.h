@@ -37,6 +37,8 @@ struct Options {
   bool reportCpuTime = false;      // time until the calls returned, not until they completed (-C)
   std::string outputFile;          // JSON results (-J); empty for none
   std::optional<double> minBusBw;  // GB/s: a lower average bus bandwidth fails the run
+  int busy = 0;                    // compute threads per rank for the whole run (--busy)
+  bool percentiles = false;        // time each call; report p50, p99, max (--percentiles)
 };
 
 // The environment variable that sets Options::minBusBw when --min_bw does not.

@@ -24,6 +24,12 @@ std::string headerLines(const Options& o) {
   if (o.blocking) s += "# Blocking Enabled: NULL stream, each call returns when it is done\n";
   if (o.sharedBuffers) s += "# Buffers from weftMemAlloc: ranks on one host map each other's\n";
   if (!o.outputFile.empty()) s += "# Writing JSON output to " + o.outputFile + "\n";
+  if (o.busy > 0) {
+    s += format("# Busy: %d compute thread%s per rank, all through the run\n", o.busy,
+                o.busy == 1 ? "" : "s");
+  }
+  if (o.percentiles)
+    s += "# Per call: each call timed on its own, p50/p99/max of the slowest rank\n";
   s += "#\n# Using devices\n";
   return s;
 }
@@ -33,20 +39,22 @@ std::string rankLine(int rank, int pid, const std::string& host) {
                 "cpu");
 }
 
-std::string tableHeader(bool cpuTime) {
+std::string tableHeader(bool cpuTime, bool percentiles) {
   const char* time = cpuTime ? "cputime" : "time";
   std::string s = "#\n";
   s += format(
       "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place"
-      "          \n",
-      "", "", "", "", "");
-  s += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size",
+      "          %s\n",
+      "", "", "", "", "", percentiles ? "   out-of-place, per call" : "");
+  s += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s", "size",
               "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong", time, "algbw",
               "busbw", "#wrong");
-  s += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)",
+  if (percentiles) s += format("  %7s  %7s  %7s", "p50", "p99", "max");
+  s += format("\n# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s", "(B)",
               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
               "");
-  return s;
+  if (percentiles) s += format("  %7s  %7s  %7s", "(us)", "(us)", "(us)");
+  return s + "\n";
 }
 
 std::string rowStart(size_t bytes, size_t count, const char* type, const char* op, int root) {
@@ -77,6 +85,11 @@ std::string rowResult(const Measurement& m) {
   return format("  %7s  %6s  %6s  %s", formatTime(m.seconds).c_str(),
                 formatColumn(m.bw.algBw, 6).c_str(), formatColumn(m.bw.busBw, 6).c_str(),
                 wrong.c_str());
+}
+
+std::string rowCallTimes(const CallTimes& t) {
+  return format("  %7s  %7s  %7s", formatTime(t.p50).c_str(), formatTime(t.p99).c_str(),
+                formatTime(t.max).c_str());
 }
 
 bool meetsMinimum(double avgBusBw, std::optional<double> minBusBw) {

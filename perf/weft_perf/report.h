@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "perf/weft_perf/call_times.h"
 #include "perf/weft_perf/coll.h"
 #include "perf/weft_perf/options.h"
 
@@ -16,8 +17,9 @@ namespace weft::perf {
 std::string headerLines(const Options& options);
 // "#  Rank  0 Group  0 Pid   1234 on       host device  cpu"
 std::string rankLine(int rank, int pid, const std::string& host);
-// The three column-title lines; the time columns are "cputime" with -C.
-std::string tableHeader(bool cpuTime = false);
+// The three column-title lines; the time columns are "cputime" with -C; with percentiles, three
+// more columns for the out-of-place calls' p50, p99 and max.
+std::string tableHeader(bool cpuTime = false, bool percentiles = false);
 // size, count, type, redop and root columns.
 std::string rowStart(size_t bytes, size_t count, const char* type, const char* op, int root);
 
@@ -27,9 +29,12 @@ struct Measurement {
   double seconds = 0;
   Bandwidth bw;
   std::optional<int64_t> wrong;
+  std::optional<CallTimes> calls;  // with --percentiles
 };
 // time, algbw, busbw and #wrong of one measurement; no wrong count prints N/A.
 std::string rowResult(const Measurement& m);
+// p50, p99 and max in the time column's format.
+std::string rowCallTimes(const CallTimes& t);
 // "# Out of bounds values : 0 OK" and "# Avg bus bandwidth    : X", then OK or FAILED where a
 // minimum is given.
 std::string footer(int failedMeasurements, double avgBusBw, std::optional<double> minBusBw);

@@ -313,6 +313,31 @@ TEST(WeftPerfEndToEnd, JsonResults) {
 }
 
 // WEFT_TESTS_MIN_BW (or --min_bw): an average bus bandwidth below it fails the run.
+// --busy runs compute threads beside the calls and says what they got done; --percentiles adds
+// each row's p50, p99 and max, which bound the mean between them.
+TEST(WeftPerfEndToEnd, BusyThreadsAndPerCallTimes) {
+  ProcessResult r = perf(2, {"all_reduce", "-b", "8", "-e", "64K", "-f", "16", "-z", "1", "-c", "1",
+                             "--busy", "1", "--percentiles"});
+  ASSERT_EQ(r.exitCode(), 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "# Busy: 1 compute thread per rank")) << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(# Compute left to the busy threads: [\d.e+]+ G rounds/s in process 0)")))
+      << r.out;
+  auto table = rows(r.out);
+  ASSERT_EQ(table.size(), 4u) << r.out;
+  for (const auto& c : table) {
+    ASSERT_EQ(c.size(), 16u) << r.out;
+    const double mean = std::stod(c[5]), p50 = std::stod(c[13]), p99 = std::stod(c[14]),
+                 max = std::stod(c[15]);
+    EXPECT_LE(p50, p99) << r.out;
+    EXPECT_LE(p99, max) << r.out;
+    // The mean is of the same calls, each the average rank's (-a 1) where the percentiles take
+    // the slowest rank's: it cannot pass the slowest call. (Both rounded to the column.)
+    EXPECT_LE(mean, max * 1.01 + 0.01) << r.out;
+    EXPECT_EQ(c[8], "0");
+  }
+}
+
 TEST(WeftPerfEndToEnd, MinimumBusBandwidth) {
   std::vector<std::string> args = {"all_reduce", "-b", "1K", "-e", "1K", "-n", "2"};
   {

@@ -1,5 +1,6 @@
 // weft-perf's logic without a communicator: options, sizes, bandwidth formulas, the 16-bit
 // float formats, the data generator and reference check, and the report format.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -9,13 +10,16 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "perf/weft_perf/call_times.h"
 #include "perf/weft_perf/check.h"
 #include "perf/weft_perf/coll.h"
+#include "perf/weft_perf/compute_load.h"
 #include "perf/weft_perf/json_report.h"
 #include "perf/weft_perf/options.h"
 #include "perf/weft_perf/report.h"
@@ -323,6 +327,8 @@ TEST(WeftPerfOptions, HelpListsEveryOptionWithItsDefault) {
       {"--output_file", "(default: none)"},
       {"--cudagraph", "=0"},
       {"--min_bw", "(default: $WEFT_TESTS_MIN_BW, else no check)"},
+      {"--busy", "=0"},
+      {"--percentiles", "p50, p99 and max"},
   };
   size_t options = 0;
   std::istringstream lines(help.message);
@@ -894,11 +900,63 @@ TEST(WeftPerfReport, Columns) {
 TEST(WeftPerfReport, Rows) {
   EXPECT_EQ(rowStart(8, 2, "float", "sum", -1),
             "           8             2     float     sum      -1");
-  EXPECT_EQ(rowResult({20.44e-6, Bandwidth{0.001, 0.002}, 0}), "    20.44    0.00    0.00       0");
-  EXPECT_EQ(rowResult({152.04e-6, Bandwidth{3.45, 3.45}, 12}), "    152.0    3.45    3.45      12");
-  EXPECT_EQ(rowResult({0.0123, Bandwidth{12.5, 1875.4}, std::nullopt}),
+  EXPECT_EQ(rowResult({20.44e-6, Bandwidth{0.001, 0.002}, 0, std::nullopt}),
+            "    20.44    0.00    0.00       0");
+  EXPECT_EQ(rowResult({152.04e-6, Bandwidth{3.45, 3.45}, 12, std::nullopt}),
+            "    152.0    3.45    3.45      12");
+  EXPECT_EQ(rowResult({0.0123, Bandwidth{12.5, 1875.4}, std::nullopt, std::nullopt}),
             "    12300   12.50  1875.4     N/A");
-  EXPECT_EQ(rowResult({1e-6, Bandwidth{1, 1}, 1234567}), "     1.00    1.00    1.00  1.23457e+06");
+  EXPECT_EQ(rowResult({1e-6, Bandwidth{1, 1}, 1234567, std::nullopt}),
+            "     1.00    1.00    1.00  1.23457e+06");
+}
+
+TEST(WeftPerfOptions, BusyThreadsAndPercentiles) {
+  Options plain = options({"all_reduce"});
+  EXPECT_EQ(plain.busy, 0);
+  EXPECT_FALSE(plain.percentiles);
+  Options o = options({"all_reduce", "--busy", "3", "--percentiles"});
+  EXPECT_EQ(o.busy, 3);
+  EXPECT_TRUE(o.percentiles);
+  EXPECT_FALSE(parse({"all_reduce", "--busy", "-1"}).options);
+  EXPECT_FALSE(parse({"all_reduce", "--busy", "2000"}).options);
+  const std::string header = headerLines(o);
+  EXPECT_TRUE(contains(header, "# Busy: 3 compute threads per rank")) << header;
+  EXPECT_TRUE(contains(header, "# Per call: each call timed on its own")) << header;
+  EXPECT_FALSE(contains(headerLines(plain), "Busy")) << headerLines(plain);
+}
+
+// Nearest-rank percentiles: the smallest time at least that share of the calls stays within.
+TEST(WeftPerfReport, CallTimes) {
+  CallTimes none = callTimes({});
+  EXPECT_EQ(none.max, 0);
+  std::vector<double> calls;
+  for (int i = 100; i >= 1; --i)
+    calls.push_back(i * 1e-6);  // 1 .. 100 us, in reverse
+  CallTimes t = callTimes(calls);
+  EXPECT_DOUBLE_EQ(t.p50, 50e-6);
+  EXPECT_DOUBLE_EQ(t.p99, 99e-6);
+  EXPECT_DOUBLE_EQ(t.max, 100e-6);
+  // 20 calls, one stalled: the median stays, p99 is the stall (the 20th of 20).
+  std::vector<double> twenty(19, 2e-6);
+  twenty.push_back(4e-3);
+  t = callTimes(twenty);
+  EXPECT_DOUBLE_EQ(t.p50, 2e-6);
+  EXPECT_DOUBLE_EQ(t.p99, 4e-3);
+  EXPECT_EQ(rowCallTimes(t), "     2.00   4000.0   4000.0");
+  const std::string table = tableHeader(false, true);
+  EXPECT_TRUE(contains(table, "#wrong      p50      p99      max\n")) << table;
+  EXPECT_TRUE(contains(table, "out-of-place, per call")) << table;
+  EXPECT_FALSE(contains(tableHeader(), "p50")) << tableHeader();
+}
+
+// The compute threads run, count their rounds, and stop when the load goes.
+TEST(WeftPerfComputeLoad, ThreadsRunUntilDestroyed) {
+  ComputeLoad load(2);
+  EXPECT_EQ(load.threads(), 2);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (load.roundsPerSecond() == 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_GT(load.roundsPerSecond(), 0);
 }
 
 TEST(WeftPerfReport, Footer) {
@@ -929,10 +987,12 @@ TEST(WeftPerfJson, SettingsRecordsAndSummary) {
     std::string error;
     ASSERT_TRUE(json.open(path, &error)) << error;
     json.begin(o, 4);
-    json.record(RowKey{1024, 64, "float", "none", -1}, {20.5e-6, Bandwidth{0.05, 0.0375}, 0},
-                {22e-6, Bandwidth{0.045, 0.034}, 0});
-    json.record(RowKey{2048, 128, "float", "none", -1}, {41e-6, Bandwidth{0.5, 0.375}, 3},
-                Measurement{40e-6, Bandwidth{0.25, 0.125}, std::nullopt});
+    json.record(RowKey{1024, 64, "float", "none", -1},
+                {20.5e-6, Bandwidth{0.05, 0.0375}, 0, std::nullopt},
+                {22e-6, Bandwidth{0.045, 0.034}, 0, std::nullopt});
+    json.record(RowKey{2048, 128, "float", "none", -1},
+                {41e-6, Bandwidth{0.5, 0.375}, 3, CallTimes{40e-6, 45e-6, 46e-6}},
+                Measurement{40e-6, Bandwidth{0.25, 0.125}, std::nullopt, std::nullopt});
     json.end(1, 0.179, 0.5);
   }
   nlohmann::json j = readJson(path);
@@ -956,6 +1016,10 @@ TEST(WeftPerfJson, SettingsRecordsAndSummary) {
   EXPECT_EQ(first["in_place"]["nwrong"], 0);
   const nlohmann::json& second = j["results"][1];
   EXPECT_EQ(second["out_of_place"]["nwrong"], 3);
+  EXPECT_DOUBLE_EQ(second["out_of_place"]["p50_time"].get<double>(), 40);
+  EXPECT_DOUBLE_EQ(second["out_of_place"]["p99_time"].get<double>(), 45);
+  EXPECT_DOUBLE_EQ(second["out_of_place"]["max_time"].get<double>(), 46);
+  EXPECT_FALSE(first["out_of_place"].contains("p50_time"));
   EXPECT_DOUBLE_EQ(second["in_place"]["time"].get<double>(), 40);
   EXPECT_TRUE(second["in_place"]["nwrong"].is_null());
   EXPECT_EQ(j["out_of_bounds"]["count"], 1);
@@ -973,7 +1037,8 @@ TEST(WeftPerfJson, CpuTimeAndUnwritablePath) {
     std::string error;
     ASSERT_TRUE(json.open(path, &error)) << error;
     json.begin(options({"all_reduce", "-C", "1"}), 1);
-    json.record(RowKey{8, 2, "float", "sum", -1}, {1e-6, Bandwidth{}, 0}, {2e-6, Bandwidth{}, 0});
+    json.record(RowKey{8, 2, "float", "sum", -1}, {1e-6, Bandwidth{}, 0, std::nullopt},
+                {2e-6, Bandwidth{}, 0, std::nullopt});
     json.end(0, 0, std::nullopt);
   }
   nlohmann::json j = readJson(path);
