@@ -1,7 +1,9 @@
 """What perf/compare's sections share: running commands, weft-perf's and the baselines' sweeps
 and their output, busbw, and the report's number formats."""
 
+import argparse
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -21,6 +23,15 @@ def human(nbytes):
         if nbytes >= 1 << shift and nbytes % (1 << shift) == 0:
             return f"{nbytes >> shift}{unit}"
     return str(nbytes)
+
+
+def parse_size(text):
+    """An argparse type: 8, 64K, 1.5M, 256M (powers of 1024)."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([KkMmGg]?)", text.strip())
+    if not m:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 8, 64K, 256M)")
+    unit = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
+    return int(float(m.group(1)) * unit)
 
 
 class Runner:
@@ -75,8 +86,10 @@ def busbw(coll, n, size, time_us):
 
 
 def sweep_flags(coll, lo, hi, factor, iters, warmup):
+    """The flags of one sweep, for weft-perf and the baselines alike: -a 3 reports the slowest
+    rank's mean, the usual time of a collective (weft-perf's default is nccl-tests' average)."""
     return [coll, "-b", str(lo), "-e", str(hi), "-f", str(factor), "-n", str(iters),
-            "-w", str(warmup), "-c", "1"]
+            "-w", str(warmup), "-c", "1", "-a", "3"]
 
 
 def parse_weft_perf(text):
@@ -91,12 +104,12 @@ def parse_weft_perf(text):
 
 
 def parse_baseline(text):
-    """mpi-perf / gloo-perf lines (size count time_us algbw busbw wrong): {size: (time_us,
-    wrong)}."""
+    """mpi-perf / gloo-perf lines (size count time_us algbw busbw wrong, and with --percentiles
+    p50 p99 max): {size: (time_us, wrong)}."""
     rows = {}
     for line in text.splitlines():
         f = line.split()
-        if len(f) == 6 and f[0].isdigit():
+        if len(f) in (6, 9) and f[0].isdigit():
             rows[int(f[0])] = (float(f[2]), max(0, int(f[5])))
     return rows
 
