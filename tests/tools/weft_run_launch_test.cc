@@ -1,9 +1,11 @@
 // weft-run end to end: starts the probe program as ranks and checks what they and we see.
+#include <sched.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,63 @@ TEST(WeftRunLaunch, EveryRankGetsItsEnvironment) {
   EXPECT_EQ(ranks, (std::set<int>{0, 1, 2, 3}));
   EXPECT_EQ(ids.size(), 1u) << "all ranks share one rendezvous";
   EXPECT_EQ(secrets.size(), 1u) << "all ranks share one secret";
+}
+
+// The CPUs each rank of `args` may run on, by rank.
+std::vector<std::set<int>> rankCpus(std::vector<std::string> args) {
+  args.insert(args.end(), {PROBE_PATH, "cpus"});
+  ProcessResult r = weftRun(args);
+  EXPECT_EQ(r.exitCode(), 0) << r.err;
+  std::vector<std::set<int>> out;
+  std::regex re(R"(\[(\d+)\] cpus=([\d,]+))");
+  for (const std::string& line : splitLines(r.out)) {
+    std::smatch m;
+    if (!std::regex_match(line, m, re)) {
+      ADD_FAILURE() << line;
+      continue;
+    }
+    const size_t rank = std::stoul(m[1]);
+    if (out.size() <= rank) out.resize(rank + 1);
+    std::stringstream list(m[2]);
+    for (std::string cpu; std::getline(list, cpu, ',');)
+      out[rank].insert(std::stoi(cpu));
+  }
+  return out;
+}
+
+std::set<int> ourCpus() {
+  cpu_set_t set;
+  EXPECT_EQ(::sched_getaffinity(0, sizeof set, &set), 0);
+  std::set<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.insert(cpu);
+  }
+  return cpus;
+}
+
+// Where the ranks are no more than the CPUs, each gets a share of its own (on a machine whose
+// cores have one thread each, ranks <= cores); more ranks, or --bind-to none, are left free.
+TEST(WeftRunLaunch, RanksAreBoundToSharesOfTheCores) {
+  const std::set<int> all = ourCpus();
+  if (all.size() < 2) GTEST_SKIP() << "needs 2 CPUs, this process may use " << all.size();
+  std::vector<std::set<int>> two = rankCpus({"-n", "2"});
+  ASSERT_EQ(two.size(), 2u);
+  std::set<int> both = two[0];
+  for (int cpu : two[1]) {
+    EXPECT_TRUE(both.insert(cpu).second) << "CPU " << cpu << " given to both ranks";
+  }
+  for (const std::set<int>& cpus : two) {
+    EXPECT_FALSE(cpus.empty());
+    EXPECT_TRUE(std::includes(all.begin(), all.end(), cpus.begin(), cpus.end()));
+  }
+  for (const std::set<int>& cpus : rankCpus({"-n", "2", "--bind-to", "none"}))
+    EXPECT_EQ(cpus, all);
+  const std::string more = std::to_string(all.size() + 1);
+  for (const std::set<int>& cpus : rankCpus({"-n", more}))
+    EXPECT_EQ(cpus, all);
+  const std::vector<std::set<int>> forced = rankCpus({"-n", more, "--bind-to", "cores"});
+  ASSERT_EQ(forced.size(), all.size() + 1);
+  EXPECT_EQ(forced.front(), forced.back()) << "the extra rank takes the first core again";
 }
 
 TEST(WeftRunLaunch, SecretDiffersBetweenLaunches) {

@@ -7,6 +7,8 @@
 //   wait-term           print "ready", then wait for SIGTERM and print "got SIGTERM"
 //   ignore-term RANK    everyone ignores SIGTERM; RANK exits 1, the others sleep 60 s
 //   stagger             rank r sleeps r * 0.2 s, prints "done", exits 0
+//   cpus                print the CPUs this rank may run on ("cpus=0,1")
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -58,6 +60,16 @@ int main(int argc, char** argv) {
     std::printf("rank=%s size=%s local=%s/%s id=%s secret=%s extra=%s\n", var("WEFT_RANK"),
                 var("WEFT_WORLD_SIZE"), var("WEFT_LOCAL_RANK"), var("WEFT_LOCAL_SIZE"),
                 var("WEFT_COMM_ID"), var("WEFT_COMM_SECRET"), var("WEFT_TEST_EXTRA"));
+    return 0;
+  }
+  if (mode == "cpus") {
+    cpu_set_t set;
+    if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+    std::string list;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &set)) list += (list.empty() ? "" : ",") + std::to_string(cpu);
+    }
+    std::printf("cpus=%s\n", list.c_str());
     return 0;
   }
   if (mode == "lines") {

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tools/weft_run/binding.h"
 #include "tools/weft_run/hosts.h"
 #include "tools/weft_run/options.h"
 #include "tools/weft_run/output.h"
@@ -24,6 +25,55 @@ namespace {
 ParseResult parse(std::vector<const char*> args) {
   args.insert(args.begin(), "weft-run");
   return parseOptions(static_cast<int>(args.size()), args.data());
+}
+
+// Four cores of two threads each, as sysfs numbers them on many x86 machines.
+const std::vector<Core> kCores = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};
+
+TEST(WeftRunBinding, SharesOfTheCores) {
+  EXPECT_EQ(rankCpus(kCores, 0, 1, Bind::kAuto), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(rankCpus(kCores, 0, 2, Bind::kAuto), (std::vector<int>{0, 1, 4, 5}));
+  EXPECT_EQ(rankCpus(kCores, 1, 2, Bind::kAuto), (std::vector<int>{2, 3, 6, 7}));
+  // Three ranks on four cores: shares of one or two cores, disjoint, covering all four.
+  std::vector<int> all;
+  for (int r = 0; r < 3; ++r) {
+    std::vector<int> cpus = rankCpus(kCores, r, 3, Bind::kCores);
+    EXPECT_TRUE(cpus.size() == 2 || cpus.size() == 4) << r;
+    all.insert(all.end(), cpus.begin(), cpus.end());
+  }
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST(WeftRunBinding, MoreRanksThanCores) {
+  EXPECT_TRUE(rankCpus(kCores, 0, 5, Bind::kAuto).empty()) << "auto leaves them free";
+  EXPECT_EQ(rankCpus(kCores, 4, 5, Bind::kCores), (std::vector<int>{0, 4}))
+      << "a core each in turn";
+  EXPECT_EQ(rankCpus(kCores, 3, 5, Bind::kCores), (std::vector<int>{3, 7}));
+  EXPECT_TRUE(rankCpus(kCores, 0, 2, Bind::kNone).empty());
+  EXPECT_TRUE(rankCpus({}, 0, 1, Bind::kCores).empty());
+}
+
+TEST(WeftRunBinding, CoresOfThisMachineCoverItsCpusOnce) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  std::vector<int> seen;
+  for (const Core& core : coresOf(allowed)) {
+    EXPECT_FALSE(core.empty());
+    seen.insert(seen.end(), core.begin(), core.end());
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen.size(), static_cast<size_t>(CPU_COUNT(&allowed)));
+  EXPECT_EQ(std::unique(seen.begin(), seen.end()), seen.end());
+}
+
+TEST(WeftRunOptions, BindTo) {
+  EXPECT_EQ(parse({"-n", "2", "prog"}).options->bind, Bind::kAuto);
+  EXPECT_EQ(parse({"-n", "2", "--bind-to", "none", "prog"}).options->bind, Bind::kNone);
+  EXPECT_EQ(parse({"-n", "2", "--bind-to", "cores", "prog"}).options->bind, Bind::kCores);
+  ParseResult bad = parse({"-n", "2", "--bind-to", "socket", "prog"});
+  EXPECT_FALSE(bad.options);
+  EXPECT_NE(bad.message.find("--bind-to"), std::string::npos) << bad.message;
 }
 
 TEST(WeftRunOptions, Defaults) {

@@ -1,6 +1,7 @@
 #include "tools/weft_run/launcher.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "tools/weft_run/binding.h"
 #include "tools/weft_run/hosts.h"
 #include "tools/weft_run/output.h"
 #include "tools/weft_run/spawn.h"
@@ -147,6 +149,11 @@ bool Launcher::startAll(const LaunchEnv& env) {
   const std::vector<RankPlace> places = placeRanks(hosts, o_.nranks);
   char cwd[4096] = ".";
   if (::getcwd(cwd, sizeof cwd) == nullptr) cwd[0] = 0;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  const std::vector<Core> cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0
+                                      ? coresOf(allowed)
+                                      : std::vector<Core>{};
   for (int r = 0; r < o_.nranks; ++r) {
     const RankPlace& p = places[static_cast<size_t>(r)];
     const std::string& host = hosts[static_cast<size_t>(p.host)].name;
@@ -154,7 +161,7 @@ bool Launcher::startAll(const LaunchEnv& env) {
     Child c;
     if (isLocalHost(host)) {
       c = spawnChild(o_.command, rankEnvironment(env, r, p.localRank, p.localSize, environ), false,
-                     &error);
+                     &error, rankCpus(cores, p.localRank, p.localSize, o_.bind));
     } else {
       std::vector<std::string> command = splitWords(o_.rsh);
       command.push_back(host);

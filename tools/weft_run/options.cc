@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -136,6 +137,16 @@ ParseResult parseOptions(int argc, const char* const* argv) {
   app.add_option("--timeout", o.timeoutSeconds, "Stop everything after this long (0: never)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, kMaxSeconds));
+
+  const std::map<std::string, Bind> binds = {
+      {"auto", Bind::kAuto}, {"cores", Bind::kCores}, {"none", Bind::kNone}};
+  app.add_option("--bind-to", o.bind,
+                 "Ranks on this host: cores gives each an equal, disjoint share of the cores "
+                 "weft-run may use (a core each, in turn, where they are more); auto binds so "
+                 "where the ranks are no more than the cores; none leaves them to the scheduler")
+      ->transform(CLI::CheckedTransformer(binds))
+      ->type_name("auto|cores|none")
+      ->default_str("auto");
 
   ParseResult result;
   try {

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "tools/weft_run/binding.h"
 #include "tools/weft_run/hosts.h"
 
 namespace weft::run {
@@ -20,6 +21,7 @@ struct Options {
   bool prefix = true;                                    // "[rank] " before each output line
   double graceSeconds = 5;                               // SIGTERM to SIGKILL when stopping ranks
   double timeoutSeconds = 0;                             // 0: no limit
+  Bind bind = Bind::kAuto;                               // this host's ranks (binding.h)
   std::vector<std::string> command;                      // program and its arguments
 };
 

@@ -1,5 +1,7 @@
 #include "tools/weft_run/spawn.h"
 
+#include <sched.h>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -39,8 +41,13 @@ bool makePipe(int fds[2]) {
 
 // Runs in the child between fork and exec: async-signal-safe calls only.
 [[noreturn]] void execChild(char* const* argv, char* const* envp, int in, int out, int err,
-                            int report, pid_t parent) {
+                            int report, pid_t parent, const cpu_set_t* cpus) {
   ::setpgid(0, 0);
+  if (cpus != nullptr && ::sched_setaffinity(0, sizeof *cpus, cpus) != 0) {
+    int e = errno;
+    (void)!::write(report, &e, sizeof e);
+    ::_exit(127);
+  }
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
   sigset_t none;
@@ -163,7 +170,7 @@ std::string randomSecret(std::string* error) {
 }
 
 Child spawnChild(const std::vector<std::string>& command, const std::vector<std::string>& env,
-                 bool withInput, std::string* error) {
+                 bool withInput, std::string* error, const std::vector<int>& cpus) {
   Child child;
   // 0,1: stdout pipe; 2,3: stderr pipe; 4,5: exec error report; 6: stdin (/dev/null, or the
   // read end of 6,7).
@@ -181,13 +188,20 @@ Child spawnChild(const std::vector<std::string>& command, const std::vector<std:
   // Build argv and envp before fork: the child may only make async-signal-safe calls.
   std::vector<char*> argv = cStrings(command);
   std::vector<char*> envp = cStrings(env);
+  cpu_set_t cpuSet;
+  CPU_ZERO(&cpuSet);
+  for (int cpu : cpus)
+    CPU_SET(cpu, &cpuSet);
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     *error = errnoText("fork");
     return child;
   }
-  if (pid == 0) execChild(argv.data(), envp.data(), f.fds[6], f.fds[1], f.fds[3], f.fds[5], parent);
+  if (pid == 0) {
+    execChild(argv.data(), envp.data(), f.fds[6], f.fds[1], f.fds[3], f.fds[5], parent,
+              cpus.empty() ? nullptr : &cpuSet);
+  }
 
   ::setpgid(pid, pid);  // also here, so signalling the group works before the child runs
   ::close(f.keep(5));
@@ -198,7 +212,8 @@ Child spawnChild(const std::vector<std::string>& command, const std::vector<std:
   } while (n < 0 && errno == EINTR);
   if (n == sizeof execErrno) {
     ::waitpid(pid, nullptr, 0);
-    *error = "cannot run '" + command[0] + "': " + std::strerror(execErrno);
+    *error = "cannot run '" + command[0] + "'" + (cpus.empty() ? "" : " bound to its CPUs") + ": " +
+             std::strerror(execErrno);
     return child;
   }
   child.pid = pid;

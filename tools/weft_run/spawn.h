@@ -51,7 +51,8 @@ struct Child {
 // rank). The child gets SIGKILL if weft-run dies, so no rank outlives a killed launcher.
 // Returns pid -1 with *error set when the program could not be started (not found, not
 // executable: exec's errno comes back over a close-on-exec pipe).
+// With `cpus` non-empty, the child runs on those CPUs only (its threads too).
 Child spawnChild(const std::vector<std::string>& command, const std::vector<std::string>& env,
-                 bool withInput, std::string* error);
+                 bool withInput, std::string* error, const std::vector<int>& cpus = {});
 
 }  // namespace weft::run
