@@ -14,6 +14,9 @@ namespace weft {
 struct Doorbell {
   alignas(64) std::atomic<uint32_t> sequence{0};
   std::atomic<uint32_t> sleepers{0};
+  // The CPU the owner was on when it last waited long (-1: not yet), so that a peer waiting on
+  // the same CPU yields to it at once instead of spinning through the time it needs to run.
+  std::atomic<int32_t> cpu{-1};
 
   void ring() {
     std::atomic_thread_fence(std::memory_order_seq_cst);  // the work before, the load after

@@ -52,6 +52,8 @@ class Link {
   // The doorbell this side sleeps on, which the peer rings when it writes or consumes; nullptr
   // for transports whose waits the kernel wakes (sockets) or that never wait (loopback).
   virtual Doorbell* doorbell() { return nullptr; }
+  // The doorbell the peer sleeps on, for its cpu (nullptr as above).
+  virtual const Doorbell* peerDoorbell() const { return nullptr; }
   // Shared slots for direct collectives (transports/slot_area.h): this side's and the peer's;
   // nullptr where the two sides share no memory.
   virtual const SlotArea* ownSlots() const { return nullptr; }

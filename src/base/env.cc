@@ -148,6 +148,7 @@ EnvConfig parseEnv(EnvReport* report) {
   p.logSubsystems("WEFT_DEBUG_SUBSYS", &c.debugSubsys);
   p.filePattern("WEFT_DEBUG_FILE", &c.debugFile);
   p.seconds("WEFT_TIMEOUT", &c.timeoutMs);
+  p.choice("WEFT_WAIT", {"auto", "spin", "yield", "block"}, &c.wait);
   p.integer("WEFT_TRACE_BUFFER", 0, &c.traceBuffer);
   p.filePattern("WEFT_TRACE_DUMP", &c.traceDump);
   p.choice("WEFT_TRANSPORT", {"auto", "shm", "tcp"}, &c.transport);

@@ -61,6 +61,10 @@ class Backoff {
   // Goes on from the end of the spinning phase: for a wait that has just spun elsewhere.
   void skipSpin() { rounds_ = std::max(rounds_, spinRounds_); }
   bool spinning() const { return rounds_ < spinRounds_; }
+  // True once, at the spin phase's kSpinCheckRound-th pause: where a wait asks whether to go on
+  // spinning (not at all if the spin phase is shorter).
+  bool atSpinCheck() const { return rounds_ == kSpinCheckRound && spinRounds_ > kSpinCheckRound; }
+  static constexpr uint32_t kSpinCheckRound = 32;
   // True once the spinning and yielding phases are over, so callers may block instead.
   bool sleeping() const { return rounds_ >= spinRounds_ + yieldRounds_; }
 

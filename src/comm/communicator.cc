@@ -230,6 +230,18 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   }
   oversubscribed_ = localRanks > static_cast<size_t>(CPU_COUNT(&hostCpus));
   socketPeers_ = !netPeers.empty();
+  const std::string& wait = env().wait;
+  idleWait_ = wait == "spin"    ? IdleWait::kSpin
+              : wait == "yield" ? IdleWait::kYield
+              : wait == "block" ? IdleWait::kBlock
+              : oversubscribed_ ? IdleWait::kBlock
+              : socketPeers_    ? IdleWait::kYield
+                                : IdleWait::kSpin;
+  for (const std::unique_ptr<Link>& link : links_) {
+    if (link == nullptr) continue;
+    if (ownBell_ == nullptr) ownBell_ = link->doorbell();
+    if (const Doorbell* bell = link->peerDoorbell()) peerBells_.push_back(bell);
+  }
   if (config_.calibrate) WEFT_RETURN_IF_ERROR(calibrate(anyNet, anyShm, netWithin));
   if (manyHosts) {
     // A NIC bounds what its links can do, whatever a measurement over loopback found.
@@ -353,6 +365,15 @@ Status Communicator::waitUntilReady() {
   while (state_.load() == State::kInitializing)
     backoff.pause();
   return usable();
+}
+
+bool Communicator::sharesCpuWithPeer() {
+  const int cpu = sched_getcpu();
+  if (ownBell_ != nullptr) ownBell_->cpu.store(cpu, std::memory_order_relaxed);
+  for (const Doorbell* bell : peerBells_) {
+    if (bell->cpu.load(std::memory_order_relaxed) == cpu) return true;
+  }
+  return false;
 }
 
 char* Communicator::scratch(size_t bytes) {

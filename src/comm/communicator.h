@@ -52,13 +52,18 @@ class Communicator {
   Link* link(int peer) const {
     return peer >= 0 && static_cast<size_t>(peer) < links_.size() ? links_[peer].get() : nullptr;
   }
-  // How idle waits pass the time (Backoff::forProgress): they block early where more ranks of
-  // this communicator share this host than CPUs they may run on together. Over a veth with both
-  // ranks on one CPU, spinning cut a 64M send/recv to a third of yielding's bandwidth, and blocking
+  // How idle waits pass the time (Backoff::forProgress), unless WEFT_WAIT says: they block early
+  // where more ranks of this communicator share this host than CPUs they may run on together,
+  // yield where peers are behind sockets, and spin first otherwise. Over a veth with both ranks
+  // on one CPU, spinning cut a 64M send/recv to a third of yielding's bandwidth, and blocking
   // early let the scheduler put unpinned ranks on one CPU now and then, halving theirs.
-  IdleWait idleWait() const {
-    return oversubscribed_ ? IdleWait::kBlock : socketPeers_ ? IdleWait::kYield : IdleWait::kSpin;
-  }
+  IdleWait idleWait() const { return idleWait_; }
+  // For a wait that has spun a while without progress: whether a peer on this host last waited
+  // on the CPU this thread runs on (then it can only move once this thread lets it run, and
+  // spinning on is wasted). Also records this CPU in this rank's doorbell for the peers' checks.
+  // Ranks the scheduler stacks on one CPU (wakers pull wakees to their CPU while others keep
+  // every CPU busy) would otherwise spin away their turns.
+  bool sharesCpuWithPeer();
   // Staged outputs this large or larger are stored past the cache (StagedOp::start): lower
   // where ranks take turns on cores and lose their cached outputs between calls anyway.
   size_t streamBytes() const {
@@ -156,6 +161,8 @@ class Communicator {
   std::atomic<uint64_t> tag_{0};
   std::unique_ptr<Bootstrap> bootstrap_;
   std::vector<std::unique_ptr<Link>> links_;  // by rank; null for self
+  Doorbell* ownBell_ = nullptr;               // this rank's, where it has shm peers
+  std::vector<const Doorbell*> peerBells_;    // its shm peers' (sharesCpuWithPeer)
   std::vector<Channel> channels_;
   std::vector<Channel*> channelPtrs_;
   LinkModel linkModel_;
@@ -165,6 +172,7 @@ class Communicator {
   HostGroups hostGroups_;
   bool oversubscribed_ = false;
   bool socketPeers_ = false;
+  IdleWait idleWait_ = IdleWait::kSpin;
   std::string net_ = "tcp";  // the network transport: tcp or ucx
   AlgoOverride algoOverride_;
   SingleCopyLimits singleCopyLimits_;

@@ -198,6 +198,7 @@ class Runner {
         continue;
       }
       if (idle.spinning()) {
+        if (idle.atSpinCheck() && active_[0].work->comm->sharesCpuWithPeer()) idle.skipSpin();
         idle.pause();
         continue;
       }
@@ -323,6 +324,8 @@ bool spinDirect(Communicator& comm, const Op& op, uint64_t sequence, Status* res
     }
     if (progressed) {
       idle.reset();
+    } else if (idle.atSpinCheck() && comm.sharesCpuWithPeer()) {
+      return false;  // the Runner yields at once
     } else {
       idle.pause();
     }

@@ -85,6 +85,25 @@ TEST(Hosts, SocketPeersMakeIdleWaitsYield) {
   }
 }
 
+// WEFT_WAIT overrides the choice, and the collectives still complete under each policy.
+TEST(Hosts, WeftWaitChoosesTheIdleWait) {
+  const RankFiles logs("wait-test");
+  for (const char* wait : {"spin", "yield", "block"}) {
+    auto results = runProcesses(
+        2, {{"WEFT_DEBUG", "INFO"}, {"WEFT_DEBUG_SUBSYS", "INIT"}, {"WEFT_WAIT", wait}},
+        [&](int rank) {
+          logs.route(rank);
+          initExchangeAndDestroy(rank, 2);
+        });
+    expectAllOk(results);
+    for (int r = 0; r < 2; ++r) {
+      std::string text = logs.take(r);
+      EXPECT_NE(text.find(std::string("idle waits ") + wait), std::string::npos)
+          << wait << ": " << text;
+    }
+  }
+}
+
 // Ranks 0 and 2 on host "a", 1 and 3 on host "b": the ring order groups hosts (0 2 1 3), and
 // with WEFT_HIERARCHY=on all-reduce and broadcast run in tiers. Each simulated host reads its
 // own topology file. Results must not depend on any of it.

@@ -28,6 +28,7 @@ class ShmLink : public Link {
   }
   Status checkPeer() override;
   Doorbell* doorbell() override { return own_->doorbell(); }
+  const Doorbell* peerDoorbell() const override { return peerBell_; }
   const SlotArea* ownSlots() const override { return &ownSlots_; }
   const SlotArea* peerSlots() const override { return &peerRing_.slots; }
   void close() override;

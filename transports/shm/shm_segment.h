@@ -49,7 +49,7 @@ struct SegmentBlobRing {
 static_assert(sizeof(SegmentBlobRing) == 16);
 
 constexpr uint32_t kSegmentBlobMagic = 0x48534657u;  // "WFSH"
-constexpr uint16_t kSegmentVersion = 5;              // 5: rings carry a farewell
+constexpr uint16_t kSegmentVersion = 6;              // 6: doorbells carry their owner's CPU
 
 // A parsed, bounds-checked segment description.
 struct SegmentInfo {
