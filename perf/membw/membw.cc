@@ -1,10 +1,11 @@
 // weft-membw: what this machine's memory can do, and the bound it puts on each collective.
 //
 // Two kernels at each size, on 1 and 2 threads (each thread on its own buffers, so t threads
-// stand for t ranks): copy (memcpy) and reduce (float32 dst = a + b). GB/s counts the bytes read
-// plus written (copy 2 per byte of size, reduce 3), summed over the threads; each figure is the
-// median of a few timed trials. Like weft-perf, successive kernels move through buffers as large
-// as the largest size (-e), so a size is measured from cache or from memory just as a sweep
+// stand for t ranks): copy (memcpy) and reduce (float32 dst = a + b), each timed with ordinary
+// and with non-temporal stores and the faster kept, as Weft picks its stores. GB/s counts the bytes
+// read plus written (copy 2 per byte of size, reduce 3), summed over the threads; each figure is
+// the median of a few timed trials. Like weft-perf, successive kernels move through buffers as
+// large as the largest size (-e), so a size is measured from cache or from memory just as a sweep
 // with that -e measures it.
 //
 // The bound. Through shared memory with single copy (a rank may read and write every rank's
@@ -42,6 +43,7 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +56,9 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "perf/weft_perf/coll.h"
 #include "perf/weft_perf/options.h"
@@ -90,6 +95,46 @@ __attribute__((target_clones("avx2", "default"))) void reduceKernel(float* __res
   for (size_t i = 0; i < n; ++i)
     dst[i] = a[i] + b[i];
 }
+
+// The same two kernels writing past the cache (non-temporal stores), as Weft writes large
+// outputs: at sizes beyond the cache they save reading the destination's lines in first, so a
+// bound timed with ordinary stores alone would be too low there. Elsewhere the ordinary ones.
+#if defined(__SSE2__)
+void reduceStreamed(float* __restrict dst, const float* __restrict a, const float* __restrict b,
+                    size_t n) {
+  size_t i = 0;
+  for (; i < n && reinterpret_cast<uintptr_t>(dst + i) % 16 != 0; ++i)
+    dst[i] = a[i] + b[i];
+  for (; i + 4 <= n; i += 4)
+    _mm_stream_ps(dst + i, _mm_add_ps(_mm_loadu_ps(a + i), _mm_loadu_ps(b + i)));
+  for (; i < n; ++i)
+    dst[i] = a[i] + b[i];
+  _mm_sfence();
+}
+
+void copyStreamed(void* __restrict dstBytes, const void* __restrict srcBytes, size_t bytes) {
+  auto* dst = static_cast<char*>(dstBytes);
+  const auto* src = static_cast<const char*>(srcBytes);
+  const size_t head = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16);
+  std::memcpy(dst, src, head);
+  size_t i = head;
+  for (; i + 16 <= bytes; i += 16) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+  }
+  std::memcpy(dst + i, src + i, bytes - i);
+  _mm_sfence();
+}
+constexpr bool kStreamedStores = true;
+#else
+void reduceStreamed(float* dst, const float* a, const float* b, size_t n) {
+  reduceKernel(dst, a, b, n);
+}
+void copyStreamed(void* dst, const void* src, size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
+constexpr bool kStreamedStores = false;
+#endif
 
 struct Bandwidth {
   double copy = 0;
@@ -132,14 +177,29 @@ class Probe {
       std::memcpy(dst + o, a + o, bytes_);
       clobber();
     };
+    auto copyPastCache = [&] {
+      const size_t o = offset();
+      copyStreamed(dst + o, a + o, bytes_);
+      clobber();
+    };
     auto reduce = [&] {
       const size_t o = offset();
       reduceKernel(dst + o, a + o, b + o, n);
       clobber();
     };
+    auto reducePastCache = [&] {
+      const size_t o = offset();
+      reduceStreamed(dst + o, a + o, b + o, n);
+      clobber();
+    };
+    // Each kernel with the faster of its two kinds of store at this size.
     Bandwidth bw;
     bw.copy = timed(copy, reps, 2.0 * bytes_, timer);
     bw.reduce = timed(reduce, reps, 3.0 * n * sizeof(float), timer);
+    if (kStreamedStores) {
+      bw.copy = std::max(bw.copy, timed(copyPastCache, reps, 2.0 * bytes_, timer));
+      bw.reduce = std::max(bw.reduce, timed(reducePastCache, reps, 3.0 * n * sizeof(float), timer));
+    }
     std::free(a);
     std::free(b);
     std::free(dst);
