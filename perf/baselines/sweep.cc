@@ -103,6 +103,7 @@ class Sweep {
     call(0);
     b_.barrier();
     perCall_.clear();
+    perCall_.reserve(static_cast<size_t>(o_.iters));
     const Clock::time_point t0 = Clock::now();
     for (int i = 0; i < o_.iters; ++i) {
       const Clock::time_point began = o_.percentiles ? Clock::now() : t0;

@@ -157,8 +157,8 @@ Measurement Bench::measure(const Case& c, bool inPlace) {
   complete();
   agreement_.barrier(r_.thread);
 
-  std::vector<double>& perCall = perCall_;  // with --percentiles: each iteration's seconds
-  perCall.clear();
+  perCall_.clear();  // with --percentiles: each iteration's seconds
+  perCall_.reserve(static_cast<size_t>(o_.iters));
   const Clock::time_point t0 = Clock::now();
   for (int iter = 0; iter < o_.iters; ++iter) {
     const Clock::time_point began = o_.percentiles ? Clock::now() : t0;
@@ -169,7 +169,7 @@ Measurement Bench::measure(const Case& c, bool inPlace) {
     if (o_.aggIters > 1) checkWeft(weftGroupEnd(), "weftGroupEnd", r_.comm);
     if (o_.percentiles) {
       complete();
-      perCall.push_back(secondsBetween(began, Clock::now()) / o_.aggIters);
+      perCall_.push_back(secondsBetween(began, Clock::now()) / o_.aggIters);
     }
   }
   const Clock::time_point returned = Clock::now();
@@ -179,7 +179,7 @@ Measurement Bench::measure(const Case& c, bool inPlace) {
 
   Measurement m;
   if (o_.percentiles && !inPlace) {
-    m.calls = callTimes(agreement_.combine(r_.thread, perCall, Agreement::Combine::kMax));
+    m.calls = callTimes(agreement_.combine(r_.thread, perCall_, Agreement::Combine::kMax));
   }
   m.seconds = o_.reportCpuTime ? t.returned : t.completed;
   m.bw = bandwidth(o_.coll, counts_.paramCount, c.type.size, t.completed, r_.nranks);

@@ -1,11 +1,13 @@
 // Compute threads that keep cores busy while collectives run, as a training process's backward
 // pass does while its gradients are reduced (--busy). Each runs a fixed arithmetic loop in
-// registers (no memory traffic), at the nice level of the process, until the load is destroyed.
+// registers, at the nice level of the process, until the load is destroyed; it touches memory
+// only to count its rounds, in a cache line of its own.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -24,12 +26,15 @@ class ComputeLoad {
   double roundsPerSecond() const;
 
  private:
-  void loop();
+  struct alignas(64) Counter {
+    std::atomic<uint64_t> rounds{0};
+    std::atomic<double> sink{0};  // the loop's result, so that it is computed
+  };
+  void loop(Counter& counter);
 
   std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> rounds_{0};
-  std::atomic<double> sink_{0};  // the loops' results, so that they are computed
   std::chrono::steady_clock::time_point started_;
+  std::unique_ptr<Counter[]> counters_;
   std::vector<std::thread> threads_;
 };
 

@@ -193,7 +193,8 @@ ParseResult parseOptions(int argc, const char* const* argv, const char* minBusBw
       ->check(CLI::Range(0, 1024));
   app.add_flag("--percentiles", o.percentiles,
                "Time each call on its own (a stream waits for each) and add the out-of-place "
-               "calls' p50, p99 and max (across ranks: each call's slowest rank)");
+               "calls' p50, p99 and max (across ranks: each call's slowest rank; below 100 "
+               "calls, p99 is the slowest)");
   app.add_option(
          "--min_bw", minBusBw,
          std::string("Fail the run if the average bus bandwidth is below this (default: $") +

@@ -126,6 +126,17 @@ struct Parser {
     }
     *out = *v;
   }
+  // 0, or a scheduler slice the kernel takes (100 us to 100 ms).
+  void slice(const char* name, int64_t* outUs) {
+    auto v = read(name);
+    if (!v) return;
+    auto n = parseInt(*v);
+    if (!n || (*n != 0 && (*n < 100 || *n > 100'000))) {
+      problem(name, *v, "is not 0 or a number of microseconds from 100 to 100000");
+      return;
+    }
+    *outUs = *n;
+  }
   void logSubsystems(const char* name, std::string* out) {
     auto v = read(name);
     if (!v) return;
@@ -149,6 +160,7 @@ EnvConfig parseEnv(EnvReport* report) {
   p.filePattern("WEFT_DEBUG_FILE", &c.debugFile);
   p.seconds("WEFT_TIMEOUT", &c.timeoutMs);
   p.choice("WEFT_WAIT", {"auto", "spin", "yield", "block"}, &c.wait);
+  p.slice("WEFT_WAIT_SLICE_US", &c.waitSliceUs);
   p.integer("WEFT_TRACE_BUFFER", 0, &c.traceBuffer);
   p.filePattern("WEFT_TRACE_DUMP", &c.traceDump);
   p.choice("WEFT_TRANSPORT", {"auto", "shm", "tcp"}, &c.transport);

@@ -22,6 +22,7 @@ struct EnvConfig {
   // Waits and errors.
   int64_t timeoutMs = 300'000;  // WEFT_TIMEOUT, in seconds in the environment
   std::string wait = "auto";    // WEFT_WAIT: auto | spin | yield | block (src/base/wait.h)
+  int64_t waitSliceUs = 100;    // WEFT_WAIT_SLICE_US: 0, or 100-100000 (src/base/sched_slice.h)
   // The flight recorder (src/comm/flight_recorder.h): calls kept per communicator, and where
   // their records go on an error, a timeout or SIGUSR1 (a file name prefix; %h host, %p pid).
   int traceBuffer = 1000;  // WEFT_TRACE_BUFFER: 0 is off

@@ -369,9 +369,18 @@ Status Communicator::waitUntilReady() {
 
 bool Communicator::sharesCpuWithPeer() {
   const int cpu = sched_getcpu();
+  if (cpu < 0) return false;
   if (ownBell_ != nullptr) ownBell_->cpu.store(cpu, std::memory_order_relaxed);
   for (const Doorbell* bell : peerBells_) {
-    if (bell->cpu.load(std::memory_order_relaxed) == cpu) return true;
+    if (bell->cpu.load(std::memory_order_relaxed) != cpu) continue;
+    if (!warnedStacked_.exchange(true, std::memory_order_relaxed)) {
+      WEFT_WARN(kInit,
+                "%s: a peer on this host waits on CPU %d too, where the ranks could each have "
+                "one: waits yield to it instead of spinning, but the two take turns on one CPU; "
+                "bind the ranks to cores of their own (weft-run does by default)",
+                describe().c_str(), cpu);
+    }
+    return true;
   }
   return false;
 }

@@ -62,7 +62,9 @@ class Communicator {
   // on the CPU this thread runs on (then it can only move once this thread lets it run, and
   // spinning on is wasted). Also records this CPU in this rank's doorbell for the peers' checks.
   // Ranks the scheduler stacks on one CPU (wakers pull wakees to their CPU while others keep
-  // every CPU busy) would otherwise spin away their turns.
+  // every CPU busy) would otherwise spin away their turns. A peer's CPU is the one of its last
+  // long wait: one that has moved since makes a wait yield early until it waits again. The
+  // first time it finds a peer there, it says so at WARN.
   bool sharesCpuWithPeer();
   // Staged outputs this large or larger are stored past the cache (StagedOp::start): lower
   // where ranks take turns on cores and lose their cached outputs between calls anyway.
@@ -163,6 +165,7 @@ class Communicator {
   std::vector<std::unique_ptr<Link>> links_;  // by rank; null for self
   Doorbell* ownBell_ = nullptr;               // this rank's, where it has shm peers
   std::vector<const Doorbell*> peerBells_;    // its shm peers' (sharesCpuWithPeer)
+  std::atomic<bool> warnedStacked_{false};    // sharesCpuWithPeer has said so once
   std::vector<Channel> channels_;
   std::vector<Channel*> channelPtrs_;
   LinkModel linkModel_;

@@ -1,14 +1,17 @@
 #include "src/comm/flight_recorder.h"
 
-#include <chrono>
+#include <time.h>
 
 namespace weft {
 namespace {
 
+// The coarse real-time clock: its resolution is a scheduler tick (a few milliseconds), plenty
+// to tell which calls hang and since when, and a read costs a tenth of the precise clock's
+// (3 ns against 23 on the development VM, three times a call).
 int64_t nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  struct timespec ts = {};
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 constexpr auto kRelaxed = std::memory_order_relaxed;

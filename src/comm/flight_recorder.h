@@ -1,6 +1,6 @@
 // FlightRecorder: the last calls of one communicator, what they were and how far each got,
 // kept always so that a hang or an error can be explained afterwards (WEFT_TRACE_DUMP,
-// weft-trace). Recording costs a clock read and a few relaxed stores per event; a thread may
+// weft-trace). Recording costs a coarse clock read and a few relaxed stores per event; a thread may
 // take a snapshot at any time, for instance while the recording thread is stuck in a call.
 #pragma once
 
@@ -30,7 +30,8 @@ struct CallRecord {
   CallState state = CallState::kEnqueued;
   uint64_t how = 0;  // how it ran, from its start (src/enqueue/record.h)
   int result = 0;    // its weftResult_t once failed
-  // Wall-clock times in nanoseconds since the epoch; 0 where the call has not got there.
+  // Wall-clock times in nanoseconds since the epoch, to a scheduler tick (the coarse clock);
+  // 0 where the call has not got there.
   int64_t enqueuedNs = 0;
   int64_t startedNs = 0;
   int64_t endedNs = 0;

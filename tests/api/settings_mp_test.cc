@@ -47,6 +47,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSetting{"WEFT_DEBUG_SUBSYS", "FOO", "names 'FOO', which is not one of"},
                       BadSetting{"WEFT_CHUNK_BYTES", "1MB", "is not a byte size"},
                       BadSetting{"WEFT_WAIT", "poll", "is not one of auto, spin, yield, block"},
+                      BadSetting{"WEFT_WAIT_SLICE_US", "50",
+                                 "is not 0 or a number of microseconds from 100 to 100000"},
                       BadSetting{"WEFT_DEBUG_FILE", "/nonexistent/weft/log.%p",
                                  "names a file in /nonexistent/weft/, which is not a directory"},
                       BadSetting{"WEFT_TRACE_DUMP", "/nonexistent/weft/dump-",

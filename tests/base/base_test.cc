@@ -384,6 +384,38 @@ TEST(Backoff, ProgressWaitsSpinYieldOrBlock) {
   EXPECT_STREQ(idleWaitName(IdleWait::kYield), "yield");
 }
 
+// A long spin phase asks once, early, whether to go on (Communicator::sharesCpuWithPeer);
+// short ones never do, and a wait that made progress asks again.
+TEST(Backoff, SpinCheckComesOnceEarlyInLongSpins) {
+  for (IdleWait how : {IdleWait::kSpin, IdleWait::kYield, IdleWait::kBlock}) {
+    Backoff b = Backoff::forProgress(how);
+    int checks = 0;
+    int at = -1;
+    for (int round = 0; !b.sleeping(); ++round) {
+      if (b.atSpinCheck()) {
+        ++checks;
+        at = round;
+      }
+      b.pause();
+    }
+    EXPECT_EQ(checks, how == IdleWait::kSpin ? 1 : 0) << idleWaitName(how);
+    if (how == IdleWait::kSpin) {
+      EXPECT_EQ(at, static_cast<int>(Backoff::kSpinCheckRound));
+    }
+  }
+  Backoff b = Backoff::forProgress(IdleWait::kSpin);
+  for (uint32_t i = 0; i < Backoff::kSpinCheckRound; ++i)
+    b.pause();
+  EXPECT_TRUE(b.atSpinCheck());
+  b.skipSpin();  // what a wait does when a peer shares its CPU
+  EXPECT_FALSE(b.spinning());
+  EXPECT_FALSE(b.atSpinCheck());
+  b.reset();
+  for (uint32_t i = 0; i < Backoff::kSpinCheckRound; ++i)
+    b.pause();
+  EXPECT_TRUE(b.atSpinCheck());
+}
+
 TEST(Status, CopiesMovesAndAddsContext) {
   Status ok;
   EXPECT_TRUE(ok.ok());

@@ -312,7 +312,6 @@ TEST(WeftPerfEndToEnd, JsonResults) {
   EXPECT_TRUE(contains(bad.err, "cannot write '/nonexistent/r.json'")) << bad.err;
 }
 
-// WEFT_TESTS_MIN_BW (or --min_bw): an average bus bandwidth below it fails the run.
 // --busy runs compute threads beside the calls and says what they got done; --percentiles adds
 // each row's p50, p99 and max, which bound the mean between them.
 TEST(WeftPerfEndToEnd, BusyThreadsAndPerCallTimes) {
@@ -338,6 +337,7 @@ TEST(WeftPerfEndToEnd, BusyThreadsAndPerCallTimes) {
   }
 }
 
+// WEFT_TESTS_MIN_BW (or --min_bw): an average bus bandwidth below it fails the run.
 TEST(WeftPerfEndToEnd, MinimumBusBandwidth) {
   std::vector<std::string> args = {"all_reduce", "-b", "1K", "-e", "1K", "-n", "2"};
   {

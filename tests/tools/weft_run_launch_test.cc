@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/tools/process.h"
+#include "tools/weft_run/binding.h"
 
 namespace weft::test {
 namespace {
@@ -78,21 +79,16 @@ std::vector<std::set<int>> rankCpus(std::vector<std::string> args) {
   return out;
 }
 
-std::set<int> ourCpus() {
-  cpu_set_t set;
-  EXPECT_EQ(::sched_getaffinity(0, sizeof set, &set), 0);
-  std::set<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.insert(cpu);
-  }
-  return cpus;
-}
-
-// Where the ranks are no more than the CPUs, each gets a share of its own (on a machine whose
-// cores have one thread each, ranks <= cores); more ranks, or --bind-to none, are left free.
+// Where the ranks are no more than the cores, each gets a share of its own; more ranks, or
+// --bind-to none, are left free; --bind-to cores binds more ranks too, a core each in turn.
 TEST(WeftRunLaunch, RanksAreBoundToSharesOfTheCores) {
-  const std::set<int> all = ourCpus();
-  if (all.size() < 2) GTEST_SKIP() << "needs 2 CPUs, this process may use " << all.size();
+  cpu_set_t allowed;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  const std::vector<run::Core> cores = run::coresOf(allowed);
+  if (cores.size() < 2) GTEST_SKIP() << "needs 2 cores, this process may use " << cores.size();
+  std::set<int> all;
+  for (const run::Core& core : cores)
+    all.insert(core.begin(), core.end());
   std::vector<std::set<int>> two = rankCpus({"-n", "2"});
   ASSERT_EQ(two.size(), 2u);
   std::set<int> both = two[0];
@@ -105,12 +101,13 @@ TEST(WeftRunLaunch, RanksAreBoundToSharesOfTheCores) {
   }
   for (const std::set<int>& cpus : rankCpus({"-n", "2", "--bind-to", "none"}))
     EXPECT_EQ(cpus, all);
-  const std::string more = std::to_string(all.size() + 1);
+  const std::string more = std::to_string(cores.size() + 1);
   for (const std::set<int>& cpus : rankCpus({"-n", more}))
     EXPECT_EQ(cpus, all);
   const std::vector<std::set<int>> forced = rankCpus({"-n", more, "--bind-to", "cores"});
-  ASSERT_EQ(forced.size(), all.size() + 1);
+  ASSERT_EQ(forced.size(), cores.size() + 1);
   EXPECT_EQ(forced.front(), forced.back()) << "the extra rank takes the first core again";
+  EXPECT_EQ(forced.front(), std::set<int>(cores.front().begin(), cores.front().end()));
 }
 
 TEST(WeftRunLaunch, SecretDiffersBetweenLaunches) {

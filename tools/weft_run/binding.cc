@@ -4,29 +4,39 @@
 #include <fstream>
 #include <map>
 #include <string>
-#include <tuple>
+#include <utility>
 
 namespace weft::run {
 namespace {
 
-int readTopology(int cpu, const char* file) {
+std::string readTopology(int cpu, const char* file) {
   std::ifstream in("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/" + file);
-  int value = -1;
-  return in >> value ? value : -1;
+  std::string value;
+  return std::getline(in, value) ? value : "";
 }
 
 }  // namespace
 
 std::vector<Core> coresOf(const cpu_set_t& allowed) {
-  std::map<std::tuple<int, int, int>, Core> byCore;  // (package, core id, cpu if unknown)
+  // A core is the CPUs that share its sibling list (core_cpus_list, formerly
+  // thread_siblings_list): the same on every CPU of the core, whatever the ids' numbering.
+  std::map<std::string, Core> byCore;
+  std::map<std::string, std::pair<int, int>> order;  // (package, first CPU) by sibling list
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
     if (!CPU_ISSET(cpu, &allowed)) continue;
-    const int package = readTopology(cpu, "physical_package_id");
-    const int core = readTopology(cpu, "core_id");
-    byCore[{package, core, core < 0 ? cpu : -1}].push_back(cpu);
+    std::string siblings = readTopology(cpu, "core_cpus_list");
+    if (siblings.empty()) siblings = readTopology(cpu, "thread_siblings_list");
+    if (siblings.empty()) siblings = "cpu" + std::to_string(cpu);  // a core of its own
+    const std::string package = readTopology(cpu, "physical_package_id");
+    byCore[siblings].push_back(cpu);
+    order.try_emplace(siblings, package.empty() ? 0 : std::stoi(package), cpu);
   }
+  std::vector<std::pair<std::pair<int, int>, Core>> sorted;
+  for (auto& [siblings, cpus] : byCore)
+    sorted.emplace_back(order[siblings], std::move(cpus));
+  std::sort(sorted.begin(), sorted.end());
   std::vector<Core> cores;
-  for (auto& [key, cpus] : byCore)
+  for (auto& [key, cpus] : sorted)
     cores.push_back(std::move(cpus));
   return cores;
 }

@@ -1,8 +1,8 @@
-// Binding local ranks to cores, as mpirun does by default: each rank of this host gets an equal,
-// disjoint share of the cores weft-run may use, in topology order (package, then core), so that
-// the scheduler cannot stack two ranks on one core while other work keeps the cores busy (ranks
-// that wake each other are pulled together). A rank's threads (its compute included) stay in its
-// share. By default more ranks than cores are not bound: they must move to find a free core.
+// Binding local ranks to cores, as mpirun binds ranks by default: each rank of this host gets an
+// equal, disjoint share of the cores weft-run may use, in topology order (package, then core), so
+// that the scheduler cannot stack two ranks on one core while other work keeps the cores busy
+// (ranks that wake each other are pulled together). A rank's threads (its compute included) stay in
+// its share. By default more ranks than cores are not bound: they must move to find a free core.
 #pragma once
 
 #include <sched.h>
@@ -17,7 +17,7 @@ enum class Bind { kAuto, kCores, kNone };
 using Core = std::vector<int>;
 
 // The cores of the CPUs in `allowed`, from sysfs's topology (a CPU without it is a core of its
-// own), ordered by package and core id.
+// own), ordered by package and then by their first CPU.
 std::vector<Core> coresOf(const cpu_set_t& allowed);
 
 // The CPUs of local rank `localRank` of `localSize`: its share of `cores` (empty: not bound).

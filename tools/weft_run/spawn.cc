@@ -44,9 +44,9 @@ bool makePipe(int fds[2]) {
                             int report, pid_t parent, const cpu_set_t* cpus) {
   ::setpgid(0, 0);
   if (cpus != nullptr && ::sched_setaffinity(0, sizeof *cpus, cpus) != 0) {
-    int e = errno;
-    (void)!::write(report, &e, sizeof e);
-    ::_exit(127);
+    // The CPUs went away since weft-run looked (a cpuset changed): run unbound, and say so.
+    static const char kUnbound[] = "weft-run: a rank could not be bound to its cores; unbound\n";
+    (void)!::write(err, kUnbound, sizeof kUnbound - 1);
   }
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
