@@ -222,8 +222,8 @@ class Runner {
       // A wait this long means the peers wait for CPUs that something else holds: from here to
       // the end of the call, and from the first yield of the thread's next call, short turns
       // (ShortSlice). A yield then puts the thread behind the others by a short slice, and a
-      // woken thread gets its CPU back at once. (Kept on longer, for the calls of the next
-      // 100 ms, it made 4-rank calls of 8 B on 2 idle cores three times slower.)
+      // woken thread gets its CPU back at once. (Kept on for longer, it slowed ranks that only
+      // take turns among themselves: docs/performance.md, "Collectives beside compute".)
       if (idleSince == Clock::time_point{}) idleSince = now;
       if (now - idleSince > kLongWait) longWait_ = true;
       if (!shortSlice_ && (longWait_ || tLastCallWaitedLong)) shortSlice_.emplace();
@@ -231,6 +231,7 @@ class Runner {
         idle.pause();
       } else if (block()) {
         idle.reset();
+        idleSince = {};
       }
     }
     for (Active& a : active_)

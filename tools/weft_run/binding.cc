@@ -32,10 +32,12 @@ std::vector<Core> coresOf(const cpu_set_t& allowed) {
     order.try_emplace(siblings, package.empty() ? 0 : std::stoi(package), cpu);
   }
   std::vector<std::pair<std::pair<int, int>, Core>> sorted;
+  sorted.reserve(byCore.size());
   for (auto& [siblings, cpus] : byCore)
     sorted.emplace_back(order[siblings], std::move(cpus));
   std::sort(sorted.begin(), sorted.end());
   std::vector<Core> cores;
+  cores.reserve(sorted.size());
   for (auto& [key, cpus] : sorted)
     cores.push_back(std::move(cpus));
   return cores;
