@@ -1,18 +1,28 @@
 #include "src/comm/traffic_stats.h"
 
 namespace weft {
+namespace {
+
+constexpr auto kRelaxed = std::memory_order_relaxed;
+
+// Only the filing thread writes `counter`: a load and a store, no locked instruction.
+void addTo(std::atomic<uint64_t>& counter, uint64_t n) {
+  counter.store(counter.load(kRelaxed) + n, kRelaxed);
+}
+
+}  // namespace
 
 void TrafficStats::file(weftStatsKind_t kind, uint64_t calls, uint64_t bytes, bool sent,
                         bool received) {
   Counters& c = kinds_[static_cast<size_t>(kind)];
-  c.calls.fetch_add(calls, std::memory_order_relaxed);
-  c.bytes.fetch_add(bytes, std::memory_order_relaxed);
+  addTo(c.calls, calls);
+  addTo(c.bytes, bytes);
   if (sent) {
-    c.sent.fetch_add(current_.sent, std::memory_order_relaxed);
+    addTo(c.sent, current_.sent);
     current_.sent = 0;
   }
   if (received) {
-    c.received.fetch_add(current_.received, std::memory_order_relaxed);
+    addTo(c.received, current_.received);
     current_.received = 0;
   }
 }
@@ -21,11 +31,12 @@ void TrafficStats::read(weftCommStats_t* out) const {
   out->total = weftCallStats_t{};
   for (size_t k = 0; k < kinds_.size(); ++k) {
     const Counters& c = kinds_[k];
+    const Counters& b = baseline_[k];
     weftCallStats_t& s = out->byKind[k];
-    s.calls = c.calls.load(std::memory_order_relaxed);
-    s.bytes = c.bytes.load(std::memory_order_relaxed);
-    s.bytesSent = c.sent.load(std::memory_order_relaxed);
-    s.bytesReceived = c.received.load(std::memory_order_relaxed);
+    s.calls = c.calls.load(kRelaxed) - b.calls.load(kRelaxed);
+    s.bytes = c.bytes.load(kRelaxed) - b.bytes.load(kRelaxed);
+    s.bytesSent = c.sent.load(kRelaxed) - b.sent.load(kRelaxed);
+    s.bytesReceived = c.received.load(kRelaxed) - b.received.load(kRelaxed);
     out->total.calls += s.calls;
     out->total.bytes += s.bytes;
     out->total.bytesSent += s.bytesSent;
@@ -34,11 +45,13 @@ void TrafficStats::read(weftCommStats_t* out) const {
 }
 
 void TrafficStats::reset() {
-  for (Counters& c : kinds_) {
-    c.calls.store(0, std::memory_order_relaxed);
-    c.bytes.store(0, std::memory_order_relaxed);
-    c.sent.store(0, std::memory_order_relaxed);
-    c.received.store(0, std::memory_order_relaxed);
+  for (size_t k = 0; k < kinds_.size(); ++k) {
+    const Counters& c = kinds_[k];
+    Counters& b = baseline_[k];
+    b.calls.store(c.calls.load(kRelaxed), kRelaxed);
+    b.bytes.store(c.bytes.load(kRelaxed), kRelaxed);
+    b.sent.store(c.sent.load(kRelaxed), kRelaxed);
+    b.received.store(c.received.load(kRelaxed), kRelaxed);
   }
 }
 

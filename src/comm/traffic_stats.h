@@ -1,7 +1,10 @@
 // TrafficStats: a communicator's count of completed calls and the bytes they moved, by kind
 // (weftCommGetStats). The thread running an operation adds its traffic as it goes (current())
 // and files it when the operation ends; any thread may read or reset the totals meanwhile (each
-// counter on its own: a read during a filing may see a call's count without its bytes).
+// counter on its own: a read during a filing may see a call's count without its bytes). One
+// thread files at a time (the communicator's turns order its operations), so a filing is plain
+// stores, not read-modify-writes; a reset moves a baseline the reads subtract instead of
+// clearing what a filing may be adding to.
 #pragma once
 
 #include <array>
@@ -34,7 +37,8 @@ class TrafficStats {
     std::atomic<uint64_t> received{0};
   };
   Traffic current_;
-  std::array<Counters, weftNumStatsKinds> kinds_;
+  std::array<Counters, weftNumStatsKinds> kinds_;     // since the communicator was created
+  std::array<Counters, weftNumStatsKinds> baseline_;  // kinds_ at the last reset
 };
 
 }  // namespace weft
