@@ -52,7 +52,7 @@ void addCallCheck(const CollArgs& args, const std::vector<int>& order, Schedule*
 // agree.
 enum class SlotPath : uint8_t { kDirect, kStaged, kStagedOrSingleCopy };
 
-// A call in the 64 bits a shared-memory slot has for it (transports/slot_area.h's signature):
+// A call in the 64 bits a shared-memory slot has for it (collectives/slot_area.h's signature):
 // kind, type, operator, root below 2^18, the count folded to 32 bits, and the path. Two calls
 // that differ only in counts 2^32 apart, or roots 2^18 apart, look alike.
 uint64_t slotSignature(const CallSpec& call, SlotPath path);

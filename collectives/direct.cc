@@ -35,7 +35,7 @@ DirectGroup::DirectGroup(int rank, std::vector<const SlotArea*> areas)
   for (const SlotArea* a : areas_) {
     slotBytes_ = std::min(slotBytes_, a->slotBytes);
     stagingBytes_ = std::min(stagingBytes_, a->stagingBytes);
-    singleCopy_ = singleCopy_ && a->control->readsPeers.load(std::memory_order_acquire) == 1;
+    singleCopy_ = singleCopy_ && a->owner->readsPeers.load(std::memory_order_acquire) == 1;
   }
 }
 

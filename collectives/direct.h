@@ -1,5 +1,5 @@
 // Direct collectives: for communicators whose ranks all share memory, small collectives skip
-// messages. Each rank copies its part into its own slot (transports/slot_area.h), posts the
+// messages. Each rank copies its part into its own slot (collectives/slot_area.h), posts the
 // operation's sequence number, and reads what it needs straight from its peers' slots. A small
 // all-reduce costs one copy in and one pass over the slots, and a flag per rank; the message
 // path's headers, rings and schedules are gone.
@@ -23,7 +23,7 @@
 #include "collectives/schedule.h"
 #include "collectives/timed_choice.h"
 #include "transports/shm/peer_memory.h"
-#include "transports/slot_area.h"
+#include "collectives/slot_area.h"
 #include "transports/traffic.h"
 
 namespace weft {

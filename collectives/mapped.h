@@ -28,7 +28,7 @@
 #include "collectives/schedule.h"
 #include "src/base/status.h"
 #include "transports/shm/peer_memory.h"
-#include "transports/slot_area.h"
+#include "collectives/slot_area.h"
 #include "transports/traffic.h"
 
 namespace weft {

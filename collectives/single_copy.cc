@@ -89,7 +89,7 @@ Status readSingleCopy(const DirectGroup& group, const CollArgs& a, const char* s
     const int peer = (me + k) % n;
     if (!singleCopyReads(a, me, peer)) continue;
     char* to = a.kind == CollKind::kBroadcast ? recv : recv + static_cast<size_t>(peer) * block;
-    const pid_t pid = group.area(peer).control->pid;
+    const pid_t pid = group.area(peer).owner->pid;
     Status s = readProcessMemory(pid, to, inputs[peer] + skip, block);
     if (s.code() == weftRemoteError) {  // the process exited: said as the links say it
       return errorf(weftRemoteError, "single copy: rank %d (pid %d) exited", peer,

@@ -432,7 +432,7 @@ Status StagedOp::mapPeers(MappedBuffers* out) {
     const MappedNeeds needs = mappedNeeds(args_, r);
     CollArgs theirs = args_;
     theirs.rank = r;
-    const pid_t pid = group_->area(r).control->pid;
+    const pid_t pid = group_->area(r).owner->pid;
     char* at = nullptr;
     if (needs.send) {
       WEFT_RETURN_IF_ERROR(peers.map(pid, post.sendFd, post.sendSerial, post.sendOffset,

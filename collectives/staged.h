@@ -1,5 +1,5 @@
 // Staged collectives: for communicators whose ranks all share memory, collectives too large for
-// the direct slots go chunk by chunk through each rank's staging area (transports/slot_area.h),
+// the direct slots go chunk by chunk through each rank's staging area (collectives/slot_area.h),
 // a ring of chunks in shared memory. Every chunk passes three stages on every rank:
 //   stage    copy this rank's part of the chunk from its input into its staging area
 //   combine  (reductions) reduce this rank's sub-slice of the chunk from its input and the other

@@ -8,7 +8,7 @@
 
 #include "src/base/status.h"
 #include "transports/doorbell.h"
-#include "transports/slot_area.h"
+#include "transports/window.h"
 
 namespace weft {
 
@@ -54,10 +54,10 @@ class Link {
   virtual Doorbell* doorbell() { return nullptr; }
   // The doorbell the peer sleeps on, for its cpu (nullptr as above).
   virtual const Doorbell* peerDoorbell() const { return nullptr; }
-  // Shared slots for direct collectives (transports/slot_area.h): this side's and the peer's;
-  // nullptr where the two sides share no memory.
-  virtual const SlotArea* ownSlots() const { return nullptr; }
-  virtual const SlotArea* peerSlots() const { return nullptr; }
+  // The memory face (transports/window.h): this side's window and the peer's; nullptr where the
+  // two sides share no memory.
+  virtual const Window* ownWindow() const { return nullptr; }
+  virtual const Window* peerWindow() const { return nullptr; }
   // The socket to poll while waiting to read (forRead) or write, or -1.
   virtual int pollFd(bool /*forRead*/) const { return -1; }
   // How far writes may run ahead of reads while a message from the peer is arriving, in bytes;

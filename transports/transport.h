@@ -9,14 +9,14 @@
 #include <memory>
 #include <vector>
 
+#include "src/base/blob.h"
 #include "src/base/socket.h"
 #include "src/base/status.h"
 #include "src/base/wait.h"
 #include "transports/link.h"
+#include "transports/window.h"
 
 namespace weft {
-
-using Blob = std::vector<uint8_t>;
 
 struct TransportContext {
   int rank = 0;
@@ -29,8 +29,8 @@ struct TransportContext {
   int nSocketsPerPeer = 1;
   size_t socketPaceBytes = 0;  // Link::paceBytes of tcp links
   size_t shmRingBytes = 1u << 20;
-  size_t shmSlotBytes = 1u << 20;     // each of a rank's two slots for direct collectives
-  size_t shmStagingBytes = 2u << 20;  // a rank's staging area for staged collectives
+  // The regions of each rank's shared-memory window (transports/window.h), whole pages each.
+  std::array<size_t, kWindowRegions> shmWindowRegions{1u << 20, 1u << 20, 2u << 20};
   // Collective: every rank passes its blob and gets all of them, indexed by rank.
   std::function<Status(const Blob& mine, std::vector<Blob>* all)> allGather;
 };

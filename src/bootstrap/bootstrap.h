@@ -5,11 +5,11 @@
 #include <memory>
 #include <vector>
 
+#include "src/base/blob.h"
 #include "src/base/socket.h"
 #include "src/base/status.h"
 #include "src/bootstrap/unique_id.h"
 #include "src/bootstrap/wire.h"
-#include "transports/transport.h"
 
 namespace weft {
 

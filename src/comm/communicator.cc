@@ -164,8 +164,7 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   ctx.nSocketsPerPeer = config_.nSocketsPerPeer;
   ctx.socketPaceBytes = config_.socketPaceBytes;
   ctx.shmRingBytes = config_.shmRingBytes;
-  ctx.shmSlotBytes = config_.shmSlotBytes;
-  ctx.shmStagingBytes = config_.shmStagingBytes;
+  ctx.shmWindowRegions = slotWindowRegions(config_.shmSlotBytes, config_.shmStagingBytes);
   ctx.allGather = [this](const Blob& mine, std::vector<Blob>* all) {
     return bootstrap_->allGather(mine, all);
   };
@@ -327,14 +326,17 @@ void Communicator::placeRanks() {
 
 void Communicator::setUpDirect() {
   if (nranks_ < 2) return;
-  std::vector<const SlotArea*> areas(static_cast<size_t>(nranks_), nullptr);
+  slotAreas_.assign(static_cast<size_t>(nranks_), SlotArea{});
   for (int r = 0; r < nranks_; ++r) {
     if (r == rank_) continue;
     const Link* l = links_[r].get();
-    if (l == nullptr || l->peerSlots() == nullptr) return;  // some peer shares no memory
-    areas[r] = l->peerSlots();
-    areas[rank_] = l->ownSlots();
+    if (l == nullptr || l->peerWindow() == nullptr) return;  // some peer shares no memory
+    slotAreas_[r] = slotAreaOf(*l->peerWindow());
+    slotAreas_[rank_] = slotAreaOf(*l->ownWindow());
   }
+  std::vector<const SlotArea*> areas;
+  for (const SlotArea& a : slotAreas_)
+    areas.push_back(&a);
   direct_ = std::make_unique<DirectGroup>(rank_, std::move(areas));
   using Mode = TimedChoice::Mode;
   const Mode stores =

@@ -185,6 +185,7 @@ class Communicator {
   std::vector<char> scratch_;
   std::vector<char> inPlaceStage_;
   ExecutorCache executors_;
+  std::vector<SlotArea> slotAreas_;  // every rank's window as the collectives lay it out
   std::unique_ptr<DirectGroup> direct_;
   DirectOp directOp_;
   StagedOp stagedOp_;

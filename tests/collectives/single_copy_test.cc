@@ -173,7 +173,7 @@ TEST(SingleCopy, CoversOnlyReadableGroupsKindsAndSizes) {
   twoRanks.maxRanks = 3;
   EXPECT_TRUE(twoRanks.covers(g, ranks.args(0, CollKind::kAllGather, mib, 0), 4));
   // One rank that may not read the others turns it off for all.
-  ranks.controls[2]->readsPeers.store(0);
+  ranks.owners[2]->readsPeers.store(0);
   DirectGroup without(0, {&ranks.areas[0], &ranks.areas[1], &ranks.areas[2]});
   EXPECT_FALSE(without.singleCopy());
   EXPECT_FALSE(covers(without, CollKind::kAllToAll, mib / 4, mib, 0));

@@ -14,13 +14,15 @@ namespace weft::test {
 
 struct StagedRanks {
   StagedRanks(int n, size_t stagingBytes)
-      : controls(n), staging(n, std::vector<char>(stagingBytes)), areas(n), ops(n) {
+      : controls(n), owners(n), staging(n, std::vector<char>(stagingBytes)), areas(n), ops(n) {
     std::vector<const SlotArea*> pointers;
     for (int r = 0; r < n; ++r) {
       controls[r] = std::make_unique<SlotControl>();
-      controls[r]->pid = getpid();  // where mapped and single-copy operations find the buffers
-      controls[r]->readsPeers.store(1);
+      owners[r] = std::make_unique<WindowOwner>();
+      owners[r]->pid = getpid();  // where mapped and single-copy operations find the buffers
+      owners[r]->readsPeers.store(1);
       areas[r].control = controls[r].get();
+      areas[r].owner = owners[r].get();
       areas[r].staging = staging[r].data();
       areas[r].stagingBytes = stagingBytes;
       pointers.push_back(&areas[r]);
@@ -32,6 +34,7 @@ struct StagedRanks {
   int n() const { return static_cast<int>(ops.size()); }
 
   std::vector<std::unique_ptr<SlotControl>> controls;
+  std::vector<std::unique_ptr<WindowOwner>> owners;
   std::vector<std::vector<char>> staging;
   std::vector<SlotArea> areas;
   std::vector<std::unique_ptr<DirectGroup>> groups;

@@ -250,30 +250,43 @@ TEST(ShmTransport, ClosedPeerDeliversWhatItSentThenReportsClosed) {
   }));
 }
 
-// Each rank's staging area is its peers' too: what one writes there, the others read, with the
-// size every rank asked for.
-TEST(ShmTransport, StagingAreasAreShared) {
+// Each rank's window is its peers' too: what one writes in its control area and regions, the
+// others read, with the sizes every rank asked for (whole pages); the control area starts at zero.
+TEST(ShmTransport, WindowsAreShared) {
   expectAllOk(runRanks(3, [](RankInfo& info) -> Status {
     TransportContext ctx = test::testContext(info.rank, info.nranks, info.allGather);
-    ctx.shmStagingBytes = 3 * 4096;
+    ctx.shmWindowRegions = {4096, 2 * 4096 - 100, 3 * 4096};
+    const std::array<size_t, kWindowRegions> pages = {4096, 2 * 4096, 3 * 4096};
     std::vector<int> peers = allOthers(info.rank, 3);
     std::vector<std::unique_ptr<Link>> links;
     WEFT_RETURN_IF_ERROR(shm::connect(ctx, peers, &links));
-    const SlotArea* mine = links[0]->ownSlots();
-    if (mine->stagingBytes != ctx.shmStagingBytes) {
-      return errorf(weftInternalError, "staging area of %zu bytes", mine->stagingBytes);
+    const Window* mine = links[0]->ownWindow();
+    if (mine->regionBytes != pages) {
+      return errorf(weftInternalError, "regions of %zu, %zu and %zu bytes", mine->regionBytes[0],
+                    mine->regionBytes[1], mine->regionBytes[2]);
     }
-    test::fillPayload(info.rank, 0, 0, mine->staging, mine->stagingBytes);
+    const std::vector<char> zeros(kWindowControlBytes, 0);
+    if (memcmp(mine->control, zeros.data(), zeros.size()) != 0) {
+      return Status(weftInternalError, "the control area does not start at zero");
+    }
+    test::fillPayload(info.rank, 0, 0, mine->control, kWindowControlBytes);
+    for (size_t k = 0; k < kWindowRegions; ++k)
+      test::fillPayload(info.rank, static_cast<int>(k) + 1, 0, mine->regions[k], pages[k]);
     std::vector<Blob> all;
     WEFT_RETURN_IF_ERROR(info.allGather({}, &all));  // everyone has written
-    std::vector<char> expected(ctx.shmStagingBytes);
     for (size_t i = 0; i < peers.size(); ++i) {
-      const SlotArea* theirs = links[i]->peerSlots();
+      const Window* theirs = links[i]->peerWindow();
+      std::vector<char> expected(kWindowControlBytes);
       test::fillPayload(peers[i], 0, 0, expected.data(), expected.size());
-      if (theirs->stagingBytes != expected.size() ||
-          memcmp(theirs->staging, expected.data(), expected.size()) != 0) {
-        return errorf(weftInternalError, "rank %d's staging area reads wrong here", peers[i]);
+      bool same = memcmp(theirs->control, expected.data(), expected.size()) == 0 &&
+                  theirs->regionBytes == pages && theirs->owner->pid > 0 &&
+                  theirs->owner->pid != mine->owner->pid;
+      for (size_t k = 0; k < kWindowRegions && same; ++k) {
+        expected.resize(pages[k]);
+        test::fillPayload(peers[i], static_cast<int>(k) + 1, 0, expected.data(), pages[k]);
+        same = memcmp(theirs->regions[k], expected.data(), pages[k]) == 0;
       }
+      if (!same) return errorf(weftInternalError, "rank %d's window reads wrong here", peers[i]);
     }
     return info.allGather({}, &all);  // nobody unmaps while others read
   }));
@@ -298,13 +311,13 @@ Status checkCrossMemory(RankInfo& info, int refusing) {
   memcpy(mine.data(), &address, sizeof(address));
   std::vector<Blob> all;
   WEFT_RETURN_IF_ERROR(info.allGather(mine, &all));
-  const SlotControl& own = *links[0]->ownSlots()->control;
+  const WindowOwner& own = *links[0]->ownWindow()->owner;
   if (own.pid != getpid() || own.readsPeers.load() != (info.rank == refusing ? 0u : 1u)) {
     return errorf(weftInternalError, "own flags: pid %d, readsPeers %u", own.pid,
                   own.readsPeers.load());
   }
   for (size_t i = 0; i < peers.size(); ++i) {
-    const SlotControl& theirs = *links[i]->peerSlots()->control;
+    const WindowOwner& theirs = *links[i]->peerWindow()->owner;
     if (theirs.readsPeers.load() != (peers[i] == refusing ? 0u : 1u)) {
       return errorf(weftInternalError, "rank %d's readsPeers reads %u here", peers[i],
                     theirs.readsPeers.load());

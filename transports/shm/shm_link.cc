@@ -12,7 +12,7 @@ ShmLink::ShmLink(int peer, std::shared_ptr<LocalSegment> own, size_t ownIndex, P
       peerRing_(std::move(peerRing)),
       process_(std::move(process)),
       peerBell_(peerRing_.doorbell),
-      ownSlots_(own_->slots()) {
+      ownWindow_(own_->window()) {
   in_ = ByteRing(own_->control(ownIndex), own_->data(ownIndex), own_->ringBytes(),
                  std::min(kPublishBytes, own_->ringBytes()));
   out_ = ByteRing(peerRing_.control, peerRing_.data, peerRing_.capacity,

@@ -29,8 +29,8 @@ class ShmLink : public Link {
   Status checkPeer() override;
   Doorbell* doorbell() override { return own_->doorbell(); }
   const Doorbell* peerDoorbell() const override { return peerBell_; }
-  const SlotArea* ownSlots() const override { return &ownSlots_; }
-  const SlotArea* peerSlots() const override { return &peerRing_.slots; }
+  const Window* ownWindow() const override { return &ownWindow_; }
+  const Window* peerWindow() const override { return &peerRing_.window; }
   void close() override;
   void sayFarewell(const Farewell& why) override;
   Farewell receivedFarewell() override;
@@ -46,7 +46,7 @@ class ShmLink : public Link {
   ByteRing in_;
   ByteRing out_;
   Doorbell* peerBell_;
-  SlotArea ownSlots_;
+  Window ownWindow_;
 };
 
 }  // namespace weft::shm

@@ -32,31 +32,41 @@ constexpr size_t kDoorbellOffset = 128;
 static_assert(kDoorbellOffset >= sizeof(SegmentHeader) && kDoorbellOffset % 64 == 0);
 constexpr size_t kMaxRingBytes = size_t{1} << 30;
 
-// The slot flags share the header page with the doorbell, each on cache lines of its own.
-constexpr size_t kSlotControlOffset = 256;
-static_assert(kSlotControlOffset >= kDoorbellOffset + sizeof(Doorbell));
-static_assert(kSlotControlOffset + sizeof(SlotControl) <= kPageBytes);
-constexpr size_t kMaxSlotBytes = size_t{1} << 30;
+// The window's owner and its control area share the header page with the doorbell, each on
+// cache lines of their own.
+constexpr size_t kOwnerOffset = 192;
+constexpr size_t kWindowControlOffset = 256;
+static_assert(kOwnerOffset >= kDoorbellOffset + sizeof(Doorbell));
+static_assert(kWindowControlOffset >= kOwnerOffset + sizeof(WindowOwner));
+static_assert(kWindowControlOffset + kWindowControlBytes <= kPageBytes);
+constexpr size_t kMaxRegionBytes = size_t{1} << 30;
 
-// The header page, the two slots and the staging area: what every peer maps.
-size_t sharedBytes(size_t slotBytes, size_t stagingBytes) {
-  return kPageBytes + 2 * slotBytes + stagingBytes;
+using Regions = std::array<size_t, kWindowRegions>;
+
+// The header page and the window's regions: what every peer maps.
+size_t sharedBytes(const Regions& regions) {
+  size_t bytes = kPageBytes;
+  for (size_t r : regions)
+    bytes += r;
+  return bytes;
 }
 
 size_t ringOffset(size_t index, size_t ringBytes, size_t shared) {
   return shared + index * (kPageBytes + ringBytes);
 }
 
-SlotArea slotAreaAt(char* base, size_t slotBytes, size_t stagingBytes) {
-  SlotArea a;
-  a.control = reinterpret_cast<SlotControl*>(base + kSlotControlOffset);
-  a.slots[0] = base + kPageBytes;
-  a.slots[1] = base + kPageBytes + slotBytes;
-  a.slotBytes = slotBytes;
-  a.staging = base + kPageBytes + 2 * slotBytes;
-  a.stagingBytes = stagingBytes;
-  a.doorbell = reinterpret_cast<Doorbell*>(base + kDoorbellOffset);
-  return a;
+Window windowAt(char* base, const Regions& regions) {
+  Window w;
+  w.control = base + kWindowControlOffset;
+  char* at = base + kPageBytes;
+  for (size_t i = 0; i < kWindowRegions; ++i) {
+    w.regions[i] = at;
+    w.regionBytes[i] = regions[i];
+    at += regions[i];
+  }
+  w.owner = reinterpret_cast<const WindowOwner*>(base + kOwnerOffset);
+  w.doorbell = reinterpret_cast<Doorbell*>(base + kDoorbellOffset);
+  return w;
 }
 
 const char* kUseTcpHint =
@@ -74,8 +84,8 @@ void populate(void* address, size_t bytes) {
     (void)page[at];
 }
 
-size_t slotCapacityFor(size_t requested) {
-  size_t bytes = std::min(requested, kMaxSlotBytes);
+size_t regionCapacityFor(size_t requested) {
+  size_t bytes = std::min(requested, kMaxRegionBytes);
   return (bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
 }
 
@@ -97,13 +107,15 @@ Status parseSegmentBlob(const Blob& blob, int owner, SegmentInfo* out) {
                   "%zu bytes): mismatched Weft versions?",
                   owner, h.magic, h.version, blob.size());
   }
-  *out = SegmentInfo{h.pid, h.fd, h.segmentBytes, h.ringBytes, h.slotBytes, h.stagingBytes, {}};
+  *out = SegmentInfo{h.pid, h.fd, h.segmentBytes, h.ringBytes, {}, {}};
   if (h.nRings == 0) return okStatus();
   bool sane = h.pid > 0 && h.fd >= 0 && h.ringBytes >= kPageBytes && h.ringBytes <= kMaxRingBytes &&
-              std::has_single_bit(h.ringBytes) && h.slotBytes % kPageBytes == 0 &&
-              h.slotBytes <= kMaxSlotBytes && h.stagingBytes % kPageBytes == 0 &&
-              h.stagingBytes <= kMaxSlotBytes &&
-              h.segmentBytes >= sharedBytes(h.slotBytes, h.stagingBytes);
+              std::has_single_bit(h.ringBytes);
+  for (size_t i = 0; i < kWindowRegions; ++i) {
+    sane = sane && h.regionBytes[i] % kPageBytes == 0 && h.regionBytes[i] <= kMaxRegionBytes;
+    out->regionBytes[i] = h.regionBytes[i];
+  }
+  sane = sane && h.segmentBytes >= sharedBytes(out->regionBytes);
   out->rings.resize(h.nRings);
   memcpy(out->rings.data(), blob.data() + sizeof(h), h.nRings * sizeof(SegmentBlobRing));
   for (const auto& r : out->rings) {
@@ -119,7 +131,7 @@ Status parseSegmentBlob(const Blob& blob, int owner, SegmentInfo* out) {
 
 Blob emptySegmentBlob() {
   SegmentBlobHeader h{
-      kSegmentBlobMagic, kSegmentVersion, 0, static_cast<int32_t>(getpid()), -1, 0, 0, 0, 0, 0};
+      kSegmentBlobMagic, kSegmentVersion, 0, static_cast<int32_t>(getpid()), -1, 0, 0, 0, 0, {}};
   Blob blob(sizeof(h));
   memcpy(blob.data(), &h, sizeof(h));
   return blob;
@@ -133,8 +145,8 @@ Status LocalSegment::create(const TransportContext& ctx, const std::vector<int>&
                             std::shared_ptr<LocalSegment>* out) {
   std::shared_ptr<LocalSegment> s(new LocalSegment());
   s->ringBytes_ = ringCapacityFor(ctx.shmRingBytes);
-  s->slotBytes_ = slotCapacityFor(ctx.shmSlotBytes);
-  s->stagingBytes_ = slotCapacityFor(ctx.shmStagingBytes);
+  for (size_t i = 0; i < kWindowRegions; ++i)
+    s->regionBytes_[i] = regionCapacityFor(ctx.shmWindowRegions[i]);
   s->bytes_ = ringOffset(peers.size(), s->ringBytes_, s->shared());
   s->sources_ = peers;
   // Never named in /dev/shm: peers reach it through this process's fd table.
@@ -152,9 +164,9 @@ Status LocalSegment::create(const TransportContext& ctx, const std::vector<int>&
   SegmentHeader header{kSegmentMagic, ctx.commTag, ctx.rank, 0, s->bytes_};
   memcpy(base, &header, sizeof(header));
   new (static_cast<char*>(base) + kDoorbellOffset) Doorbell();
-  auto* slots = new (static_cast<char*>(base) + kSlotControlOffset) SlotControl{};
-  slots->pid = static_cast<int32_t>(getpid());
-  slots->selfAddress = addressOf(&slots->selfAddress);
+  auto* owner = new (static_cast<char*>(base) + kOwnerOffset) WindowOwner();
+  owner->pid = static_cast<int32_t>(getpid());
+  owner->selfAddress = addressOf(&owner->selfAddress);
   for (size_t i = 0; i < peers.size(); ++i)
     ByteRing::initialize(s->control(i));
   WEFT_INFO(kShm, "shm: segment of %zu bytes (fd %d) with %zu rings of %zu bytes", s->bytes_,
@@ -177,8 +189,8 @@ Blob LocalSegment::describe() const {
                       bytes_,
                       ringBytes_,
                       static_cast<uint32_t>(sources_.size()),
-                      static_cast<uint32_t>(slotBytes_),
-                      stagingBytes_};
+                      0,
+                      {regionBytes_[0], regionBytes_[1], regionBytes_[2]}};
   Blob blob(sizeof(h) + sources_.size() * sizeof(SegmentBlobRing));
   memcpy(blob.data(), &h, sizeof(h));
   for (size_t i = 0; i < sources_.size(); ++i) {
@@ -189,11 +201,15 @@ Blob LocalSegment::describe() const {
 }
 
 size_t LocalSegment::shared() const {
-  return sharedBytes(slotBytes_, stagingBytes_);
+  return sharedBytes(regionBytes_);
 }
 
-SlotArea LocalSegment::slots() const {
-  return slotAreaAt(mapping_->base(), slotBytes_, stagingBytes_);
+Window LocalSegment::window() const {
+  return windowAt(mapping_->base(), regionBytes_);
+}
+
+WindowOwner* LocalSegment::owner() const {
+  return reinterpret_cast<WindowOwner*>(mapping_->base() + kOwnerOffset);
 }
 
 Doorbell* LocalSegment::doorbell() const {
@@ -258,7 +274,7 @@ Status mapPeerRing(const TransportContext& ctx, int owner, const SegmentInfo& in
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
                     static_cast<off_t>(ring->offset));
   int err = errno;
-  const size_t headerBytes = sharedBytes(info.slotBytes, info.stagingBytes);
+  const size_t headerBytes = sharedBytes(info.regionBytes);
   void* header = base == MAP_FAILED
                      ? MAP_FAILED
                      : mmap(nullptr, headerBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -272,8 +288,8 @@ Status mapPeerRing(const TransportContext& ctx, int owner, const SegmentInfo& in
   out->header = std::make_unique<Mapping>(header, headerBytes);
   populate(base, bytes);
   populate(header, headerBytes);
-  out->slots = slotAreaAt(static_cast<char*>(header), info.slotBytes, info.stagingBytes);
-  out->doorbell = out->slots.doorbell;
+  out->window = windowAt(static_cast<char*>(header), info.regionBytes);
+  out->doorbell = out->window.doorbell;
   out->control = reinterpret_cast<RingControl*>(base);
   out->data = static_cast<char*>(base) + kPageBytes;
   out->capacity = info.ringBytes;

@@ -1,11 +1,12 @@
 // The shm transport's memory. Each rank owns one memfd segment: a header page (with the
-// doorbell and the slot flags), two slots and a staging area (transports/slot_area.h), then for
-// every peer one incoming ring (a control page, then the ring's data). A segment is described to
-// peers by a blob; a peer maps the header page, the slots and the ring meant for it.
+// doorbell, the window's owner and its control area), the window's regions (transports/window.h),
+// then for every peer one incoming ring (a control page, then the ring's data). A segment is
+// described to peers by a blob; a peer maps the header page, the regions and the ring meant for
+// it.
 //
 // Blob (host byte order; every rank is on this host):
 //   SegmentBlobHeader {magic "WFSH", version, pid, fd, segmentBytes, ringBytes, nRings,
-//                      slotBytes, stagingBytes}
+//                      regionBytes[kWindowRegions]}
 //   then nRings x SegmentBlobRing {sourceRank, offset of the ring's control page}
 // fd is -1 and nRings 0 when the rank has no shm peers or could not create its segment.
 #pragma once
@@ -20,8 +21,8 @@
 #include "src/base/status.h"
 #include "transports/byte_ring.h"
 #include "transports/doorbell.h"
-#include "transports/slot_area.h"
 #include "transports/transport.h"
+#include "transports/window.h"
 
 namespace weft::shm {
 
@@ -36,10 +37,10 @@ struct SegmentBlobHeader {
   uint64_t segmentBytes;
   uint64_t ringBytes;
   uint32_t nRings;
-  uint32_t slotBytes;
-  uint64_t stagingBytes;
+  uint32_t reserved2;
+  uint64_t regionBytes[kWindowRegions];
 };
-static_assert(sizeof(SegmentBlobHeader) == 48);
+static_assert(sizeof(SegmentBlobHeader) == 64);
 
 struct SegmentBlobRing {
   int32_t sourceRank;
@@ -49,7 +50,7 @@ struct SegmentBlobRing {
 static_assert(sizeof(SegmentBlobRing) == 16);
 
 constexpr uint32_t kSegmentBlobMagic = 0x48534657u;  // "WFSH"
-constexpr uint16_t kSegmentVersion = 6;              // 6: doorbells carry their owner's CPU
+constexpr uint16_t kSegmentVersion = 7;              // 7: a window of regions
 
 // A parsed, bounds-checked segment description.
 struct SegmentInfo {
@@ -57,8 +58,7 @@ struct SegmentInfo {
   int fd = -1;
   size_t segmentBytes = 0;
   size_t ringBytes = 0;
-  size_t slotBytes = 0;
-  size_t stagingBytes = 0;
+  std::array<size_t, kWindowRegions> regionBytes{};
   std::vector<SegmentBlobRing> rings;
 };
 
@@ -68,8 +68,8 @@ Blob emptySegmentBlob();
 
 // Ring data capacity for a requested size: a power of two, at least a page.
 size_t ringCapacityFor(size_t requested);
-// Slot and staging sizes for a requested size: whole pages.
-size_t slotCapacityFor(size_t requested);
+// A window region's size for a requested size: whole pages.
+size_t regionCapacityFor(size_t requested);
 
 // Maps every page of a shared mapping writable now: a first touch costs a fault per page (16 us
 // each on some VMs), which would otherwise land in a communicator's first collectives. Where
@@ -106,7 +106,8 @@ class LocalSegment {
   Blob describe() const;
   // In the header page: what this rank sleeps on when it waits for its peers.
   Doorbell* doorbell() const;
-  SlotArea slots() const;
+  Window window() const;
+  WindowOwner* owner() const;
   RingControl* control(size_t peerIndex) const;
   char* data(size_t peerIndex) const;
   size_t ringBytes() const { return ringBytes_; }
@@ -117,8 +118,7 @@ class LocalSegment {
   int fd_ = -1;
   size_t bytes_ = 0;
   size_t ringBytes_ = 0;
-  size_t slotBytes_ = 0;
-  size_t stagingBytes_ = 0;
+  std::array<size_t, kWindowRegions> regionBytes_{};
   std::vector<int> sources_;
   std::unique_ptr<Mapping> mapping_;
 };
@@ -126,9 +126,9 @@ class LocalSegment {
 // The ring that `owner`'s segment holds for `myRank`: opened through /proc, checked and mapped.
 struct PeerRing {
   std::unique_ptr<Mapping> mapping;
-  std::unique_ptr<Mapping> header;  // the owner's header page and slots
+  std::unique_ptr<Mapping> header;  // the owner's header page and window regions
   Doorbell* doorbell = nullptr;
-  SlotArea slots;
+  Window window;
   RingControl* control = nullptr;
   char* data = nullptr;
   size_t capacity = 0;

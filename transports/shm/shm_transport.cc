@@ -27,7 +27,7 @@ Status checkPeers(const TransportContext& ctx, const std::vector<int>& peers) {
 
 // Whether this process may read the peer's memory (0, else an errno): the word at the peer's
 // own address of its selfAddress, read through the kernel, must hold that address.
-int probePeer(const SegmentInfo& info, const SlotControl& peer) {
+int probePeer(const SegmentInfo& info, const WindowOwner& peer) {
   if (peer.pid != info.pid) return ESRCH;
   return probeProcessMemory(info.pid, peer.selfAddress, peer.selfAddress);
 }
@@ -43,7 +43,7 @@ Status connectPeer(const TransportContext& ctx, int peer, size_t index,
   }
   PeerRing ring;
   WEFT_RETURN_IF_ERROR(mapPeerRing(ctx, peer, info, &ring));
-  *unreadable = probePeer(info, *ring.slots.control);
+  *unreadable = probePeer(info, *ring.window.owner);
   PeerProcess process(info.pid);
   if (process.exited()) {
     return errorf(weftRemoteError, "shm: rank %d (pid %d) exited during connect", peer,
@@ -74,7 +74,7 @@ Status connectPeers(const TransportContext& ctx, const std::vector<int>& peers,
   }
   // Published before the second all-gather, so every peer sees it once connected.
   if (segment)
-    segment->slots().control->readsPeers.store(readsAll ? 1 : 0, std::memory_order_release);
+    segment->owner()->readsPeers.store(readsAll ? 1 : 0, std::memory_order_release);
   return okStatus();
 }
 

@@ -1,4 +1,4 @@
-// SlotArea: memory that every rank on a host can read in every other rank's shm segment: two
+// SlotArea: the collectives' layout of a rank's shared-memory window (transports/window.h): two
 // slots (alternating by operation), the flags that say what they hold, and a staging area.
 // Collectives on small buffers go through the slots directly (collectives/direct.h) instead of
 // messages: a rank copies its part into its slot, posts the operation's sequence number, and
@@ -6,11 +6,13 @@
 // (collectives/staged.h).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
-#include "transports/doorbell.h"
+#include "transports/window.h"
 
 namespace weft {
 
@@ -26,6 +28,8 @@ struct alignas(64) SlotPost {
 };
 static_assert(sizeof(SlotPost) == 64);
 
+// The flags in the window's control area. All zero bytes are the initial state: the window's
+// owner and its peers use them as they find them, without constructing them.
 struct SlotControl {
   SlotPost posted[2];
   // Staged collectives: how many chunks this rank has staged, combined and drained since the
@@ -41,17 +45,14 @@ struct SlotControl {
     std::atomic<uint64_t> value;
   };
   ProbeLine probe[2];
-  // Set once by the owner before its peers connect: its process, and where this word sits in
-  // its own address space, holding its own address (what a peer's probe reads and compares).
-  alignas(64) int32_t pid;
-  uint64_t selfAddress;
-  // Set once the owner has connected: 1 if it may read every peer's memory (cross_memory.h).
-  std::atomic<uint32_t> readsPeers;
   // Set when the owner's communicator fails or is aborted, before the error reaches its caller:
   // from then on the buffers it posted may be freed, so a peer that finds one unreadable
   // reports the owner's failure, not a buffer shorter than the count.
-  std::atomic<uint32_t> failed;
+  alignas(64) std::atomic<uint32_t> failed;
 };
+static_assert(sizeof(SlotControl) <= kWindowControlBytes);
+static_assert(std::is_standard_layout_v<SlotControl> &&
+              std::is_trivially_destructible_v<SlotControl>);
 
 struct SlotArea {
   SlotControl* control = nullptr;
@@ -60,7 +61,13 @@ struct SlotArea {
   // Where the rank stages chunks of larger collectives (collectives/staged.h).
   char* staging = nullptr;
   size_t stagingBytes = 0;
-  Doorbell* doorbell = nullptr;  // the owner's: ring it after posting
+  Doorbell* doorbell = nullptr;        // the owner's: ring it after posting
+  const WindowOwner* owner = nullptr;  // its process, and whether it may read its peers
 };
+
+// The window regions a rank asks for: its two slots of slotBytes, then its staging area.
+std::array<size_t, kWindowRegions> slotWindowRegions(size_t slotBytes, size_t stagingBytes);
+// The layout of a window asked for so.
+SlotArea slotAreaOf(const Window& window);
 
 }  // namespace weft
