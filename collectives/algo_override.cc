@@ -10,15 +10,40 @@
 namespace weft {
 namespace {
 
+static_assert(kNumAlgos + kNumShmPaths <= 8, "a bit each in a byte");
+constexpr const char* kPathNames[kNumShmPaths] = {"direct", "staged"};
+
 constexpr uint8_t bit(Algo a) {
   return static_cast<uint8_t>(1u << static_cast<unsigned>(a));
 }
+constexpr uint8_t bit(ShmPath p) {
+  return static_cast<uint8_t>(1u << (kNumAlgos + static_cast<unsigned>(p)));
+}
+constexpr uint8_t kAlgoBits = (1u << kNumAlgos) - 1;
 
 uint8_t supportedMask(CollKind kind) {
   uint8_t mask = 0;
   for (int i = 0; i < kNumAlgos; ++i) {
     if (algoSupports(static_cast<Algo>(i), kind)) mask |= bit(static_cast<Algo>(i));
   }
+  for (int i = 0; i < kNumShmPaths; ++i) {
+    if (shmPathSupports(static_cast<ShmPath>(i), kind)) mask |= bit(static_cast<ShmPath>(i));
+  }
+  return mask;
+}
+
+std::optional<ShmPath> parsePath(std::string_view name) {
+  for (int i = 0; i < kNumShmPaths; ++i) {
+    if (equalsIgnoreCase(name, kPathNames[i])) return static_cast<ShmPath>(i);
+  }
+  return std::nullopt;
+}
+
+// What a selection leaves a collective: the algorithms free where it names only paths (for the
+// calls they do not fit), everything where it names nothing the collective can use.
+uint8_t settle(uint8_t mask, CollKind kind) {
+  if (mask == 0) return supportedMask(kind);
+  if ((mask & kAlgoBits) == 0) mask |= supportedMask(kind) & kAlgoBits;
   return mask;
 }
 
@@ -52,12 +77,15 @@ Status parseSelection(const std::string& text, std::string_view list, Selection*
   }
   for (std::string_view name : splitTrimmed(list, ',')) {
     if (name.empty()) return invalid(text, "empty algorithm name");
-    std::optional<Algo> algo = parseAlgo(name);
-    if (!algo) {
+    if (std::optional<Algo> algo = parseAlgo(name)) {
+      sel.algos |= bit(*algo);
+    } else if (std::optional<ShmPath> path = parsePath(name)) {
+      sel.algos |= bit(*path);
+    } else {
       return invalid(text, "unknown algorithm '" + std::string(name) +
-                               "' (known: ring, tree, rd, pairwise, dissemination)");
+                               "' (known: ring, tree, rd, pairwise, dissemination; paths: "
+                               "direct, staged)");
     }
-    sel.algos |= bit(*algo);
   }
   *out = sel;
   return okStatus();
@@ -111,7 +139,9 @@ Status AlgoOverride::parse(const std::string& text, AlgoOverride* out) {
     auto k = static_cast<size_t>(*kind);
     if (perKind[k]) return invalid(text, std::string(collText) + " is given twice");
     WEFT_RETURN_IF_ERROR(parseSelection(text, trim(entry.substr(colon + 1)), &sel));
-    if (sel.applyTo(*kind) == 0) {
+    // An exclusion must leave an algorithm: a path does not fit every call.
+    const uint8_t mask = sel.applyTo(*kind);
+    if (mask == 0 || (sel.exclude && (mask & kAlgoBits) == 0)) {
       return invalid(text, "leaves no algorithm that implements " + std::string(collText));
     }
     perKind[k] = sel;
@@ -124,8 +154,7 @@ Status AlgoOverride::parse(const std::string& text, AlgoOverride* out) {
     } else if (fallback) {
       mask = fallback->applyTo(kind);
     }
-    // A default list that names nothing this collective can use leaves it unrestricted.
-    result.allowed_[k] = mask != 0 ? mask : supportedMask(kind);
+    result.allowed_[k] = settle(mask, kind);
   }
   *out = result;
   return okStatus();
@@ -134,6 +163,22 @@ Status AlgoOverride::parse(const std::string& text, AlgoOverride* out) {
 bool AlgoOverride::allows(CollKind kind, Algo algo) const {
   auto k = static_cast<size_t>(kind);
   return k < allowed_.size() && (allowed_[k] & bit(algo)) != 0;
+}
+
+bool AlgoOverride::allows(CollKind kind, ShmPath path) const {
+  auto k = static_cast<size_t>(kind);
+  return k < allowed_.size() && (allowed_[k] & bit(path)) != 0;
+}
+
+const char* shmPathName(ShmPath path) {
+  auto i = static_cast<size_t>(path);
+  return i < kNumShmPaths ? kPathNames[i] : "?";
+}
+
+// As DirectGroup::fits and StagedOp::fits take them, before sizes.
+bool shmPathSupports(ShmPath path, CollKind kind) {
+  if (path == ShmPath::kDirect) return kind != CollKind::kAllToAllv;
+  return kind != CollKind::kAllToAllv && kind != CollKind::kBarrier;
 }
 
 }  // namespace weft

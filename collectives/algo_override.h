@@ -1,14 +1,20 @@
-// WEFT_ALGO: which algorithms the cost model may pick, per collective.
+// WEFT_ALGO: which algorithms the cost model may pick, and which shared-memory paths the planner
+// may take (src/enqueue/plan.cc), per collective.
 //
-//   ""                               every algorithm
+//   ""                               every algorithm and path
 //   "ring" or "ring,tree"            only those; a collective that none of them implements
-//                                    keeps every algorithm that implements it
-//   "^tree"                          every algorithm but tree
+//                                    keeps every algorithm and path that implements it
+//   "^tree"                          every algorithm and path but tree
 //   "allreduce:tree;broadcast:ring"  per collective (the others keep every algorithm); an
 //                                    entry without a collective sets the default for the rest
+//   "direct" or "staged"             a path where it fits the call; a list that names paths
+//                                    but no algorithm leaves the algorithms free for the calls
+//                                    its paths do not fit
 //
-// Collectives: broadcast, reduce, allreduce, reducescatter, allgather, alltoall, alltoallv,
-// barrier (underscores allowed: all_reduce). Names are case-insensitive.
+// Algorithms: ring, tree, rd, pairwise, dissemination. Paths (ranks that all share memory):
+// direct (through the slots), staged (through the staging areas, single copy and mapped
+// included). Collectives: broadcast, reduce, allreduce, reducescatter, allgather, alltoall,
+// alltoallv, barrier (underscores allowed: all_reduce). Names are case-insensitive.
 #pragma once
 
 #include <array>
@@ -23,6 +29,11 @@
 
 namespace weft {
 
+enum class ShmPath : uint8_t { kDirect, kStaged };
+constexpr int kNumShmPaths = 2;
+const char* shmPathName(ShmPath path);  // "direct", "staged"
+bool shmPathSupports(ShmPath path, CollKind kind);
+
 class AlgoOverride {
  public:
   AlgoOverride();  // allows every algorithm
@@ -32,9 +43,11 @@ class AlgoOverride {
 
   // Whether the cost model may pick `algo` for `kind`; false where algo does not implement kind.
   bool allows(CollKind kind, Algo algo) const;
+  // Whether the planner may take `path` for `kind` where the path fits the call.
+  bool allows(CollKind kind, ShmPath path) const;
 
  private:
-  std::array<uint8_t, kNumCollKinds> allowed_{};  // bit per Algo
+  std::array<uint8_t, kNumCollKinds> allowed_{};  // bit per Algo, then per ShmPath
 };
 
 // Parses a collective name as WEFT_ALGO spells it ("allreduce", "all_reduce", ...).

@@ -3,17 +3,12 @@
 #include <algorithm>
 #include <cctype>
 
+#include "src/base/text.h"
+
 namespace weft {
 namespace {
 
 constexpr const char* kAlgoNames[kNumAlgos] = {"ring", "tree", "rd", "pairwise", "dissemination"};
-
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 Status checkArgs(Algo algo, const CollArgs& a) {
   if (!algoSupports(algo, a.kind)) {

@@ -413,7 +413,8 @@ AlgoChoice chooseAlgo(CollKind kind, size_t bytes, size_t elemSize, int nranks,
 }
 
 std::string otherAlgos(CollKind kind, size_t bytes, size_t elemSize, int nranks,
-                       const LinkModel& link, const AlgoOverride& allowed, Algo chosen) {
+                       const LinkModel& link, const AlgoOverride& allowed,
+                       std::optional<Algo> chosen) {
   std::string out;
   for (const AlgoCandidate& c : rankAlgos(kind, bytes, elemSize, nranks, link, allowed)) {
     if (c.algo == chosen) continue;

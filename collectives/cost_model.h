@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,10 +49,11 @@ struct AlgoCandidate {
 std::vector<AlgoCandidate> rankAlgos(CollKind kind, size_t bytes, size_t elemSize, int nranks,
                                      const LinkModel& link, const AlgoOverride& allowed);
 
-// The candidates other than `chosen`, for the COLL log: "tree 12.3 us, rd 40.1 us (excluded by
-// WEFT_ALGO)"; "" when there is none.
+// The candidates other than `chosen` (every one where the call took a shared-memory path), for
+// the COLL log: "tree 12.3 us, rd 40.1 us (excluded by WEFT_ALGO)"; "" when there is none.
 std::string otherAlgos(CollKind kind, size_t bytes, size_t elemSize, int nranks,
-                       const LinkModel& link, const AlgoOverride& allowed, Algo chosen);
+                       const LinkModel& link, const AlgoOverride& allowed,
+                       std::optional<Algo> chosen);
 
 // A readable table of the candidates and the choice, for tools and debug logs.
 std::string explainChoice(CollKind kind, size_t bytes, size_t elemSize, int nranks,

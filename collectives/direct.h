@@ -21,9 +21,9 @@
 #include "collectives/progressable.h"
 #include "collectives/reduce.h"
 #include "collectives/schedule.h"
+#include "collectives/slot_area.h"
 #include "collectives/timed_choice.h"
 #include "transports/shm/peer_memory.h"
-#include "collectives/slot_area.h"
 #include "transports/traffic.h"
 
 namespace weft {

@@ -26,9 +26,9 @@
 
 #include "collectives/reduce.h"
 #include "collectives/schedule.h"
+#include "collectives/slot_area.h"
 #include "src/base/status.h"
 #include "transports/shm/peer_memory.h"
-#include "collectives/slot_area.h"
 #include "transports/traffic.h"
 
 namespace weft {

@@ -392,6 +392,16 @@ char* Communicator::scratch(size_t bytes) {
   return scratch_.data();
 }
 
+bool Communicator::firstOfShape(const ExecutorKey& key, uint64_t how) {
+  constexpr size_t kShapes = 128;  // then forgotten all at once: the log repeats, never grows
+  for (const auto& [k, h] : loggedShapes_) {
+    if (k == key && h == how) return false;
+  }
+  if (loggedShapes_.size() == kShapes) loggedShapes_.clear();
+  loggedShapes_.emplace_back(key, how);
+  return true;
+}
+
 char* Communicator::inPlaceStage(size_t bytes) {
   if (inPlaceStage_.size() < bytes) inPlaceStage_.resize(bytes);
   return inPlaceStage_.data();

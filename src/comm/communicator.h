@@ -96,6 +96,9 @@ class Communicator {
   char* inPlaceStage(size_t bytes);
   // Executors of recent collectives; only the running operation touches them.
   ExecutorCache& executors() { return executors_; }
+  // Whether this is the first call of its shape to take this path (`how`, a packed label), for
+  // the COLL log's lines on the shared-memory paths. Remembers a bounded number of shapes.
+  bool firstOfShape(const ExecutorKey& key, uint64_t how);
   // Shared slots and staging areas of all ranks when every peer shares memory with this rank,
   // else nullptr; and the one direct or staged operation of each kind that may run at a time.
   DirectGroup* direct() { return direct_.get(); }
@@ -185,6 +188,7 @@ class Communicator {
   std::vector<char> scratch_;
   std::vector<char> inPlaceStage_;
   ExecutorCache executors_;
+  std::vector<std::pair<ExecutorKey, uint64_t>> loggedShapes_;  // firstOfShape's
   std::vector<SlotArea> slotAreas_;  // every rank's window as the collectives lay it out
   std::unique_ptr<DirectGroup> direct_;
   DirectOp directOp_;

@@ -180,20 +180,54 @@ PhaseLabel collectiveLabel(const Op& op, uint64_t sequence) {
 // instead of non-temporal ones, direct still took 12.6, 37.3 and 120 us at 64K.
 constexpr size_t kDirectAllReduceMaxBytes = 8u << 10;
 
+bool mayStage(const Communicator& comm, const DirectGroup& group, const CollArgs& a) {
+  return comm.algoOverride().allows(a.kind, ShmPath::kStaged) && StagedOp::fits(group, a);
+}
+
+// The most a rank may post for a direct call; 0 where WEFT_ALGO leaves direct out.
+size_t directLimit(const Communicator& comm, const DirectGroup& group, const CollArgs& a) {
+  if (!comm.algoOverride().allows(a.kind, ShmPath::kDirect)) return 0;
+  size_t maxBytes = comm.config().directBytes;
+  if (a.kind == CollKind::kAllReduce && mayStage(comm, group, a)) {
+    maxBytes = std::min(maxBytes, kDirectAllReduceMaxBytes);
+  }
+  return maxBytes;
+}
+
 bool startDirect(Communicator& comm, const Op& op) {
   DirectGroup* group = comm.direct();
   const CollArgs a = argsOf(op);
   const size_t es = typeSize(op.type);
-  if (group == nullptr) return false;
-  size_t maxBytes = comm.config().directBytes;
-  if (a.kind == CollKind::kAllReduce && StagedOp::fits(*group, a)) {
-    maxBytes = std::min(maxBytes, kDirectAllReduceMaxBytes);
-  }
-  if (!group->fits(a, es, maxBytes)) return false;
+  if (group == nullptr || !group->fits(a, es, directLimit(comm, *group, a))) return false;
   const ReduceFn reduce = isReduction(a.kind) ? reduceFunction(op.type, op.redop) : nullptr;
   comm.directOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce,
                         slotSignature(specOf(op), SlotPath::kDirect));
   return true;
+}
+
+void logPath(Communicator& comm, const Op& op, const PhaseLabel& label) {
+  if (!logEnabled(LogLevel::kInfo, kColl)) return;
+  ExecutorKey shape = keyOf(op);
+  shape.layout = 0;  // in place or not, the path is the same
+  if (!comm.firstOfShape(shape, label.packHow())) return;
+  const CollArgs a = argsOf(op);
+  const size_t es = typeSize(op.type);
+  const DirectGroup& group = *comm.direct();
+  const size_t limit = directLimit(comm, group, a);
+  const bool direct = label.path == PhaseLabel::Path::kDirect;
+  std::string why;
+  if (direct) {
+    why = strprintf("a rank's part fits the slots (direct takes up to %zu bytes)", limit);
+  } else {
+    why = limit == 0 ? "WEFT_ALGO leaves direct out"
+                     : strprintf("a rank's part is more than direct's %zu bytes", limit);
+  }
+  const std::string others = otherAlgos(a.kind, messageBytes(a, es), es, a.nranks, comm.linkModel(),
+                                        comm.algoOverride(), std::nullopt);
+  setLogRank(comm.rank());
+  WEFT_INFO(kColl, "%s: %s; over %s%s", label.describe().c_str(), why.c_str(),
+            direct && mayStage(comm, group, a) ? "staged, " : "",
+            others.empty() ? "no schedule" : others.c_str());
 }
 
 const Op& stageInPlace(Communicator& comm, const Op& op, Op* staged) {
@@ -220,11 +254,12 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
   if (startDirect(comm, op)) {
     out->runnable = &comm.directOp();
     out->label.path = PhaseLabel::Path::kDirect;
+    logPath(comm, op, out->label);
     return okStatus();
   }
   const ReduceFn reduce = out->label.reduces ? reduceFunction(op.type, op.redop) : nullptr;
   if (DirectGroup* group = comm.direct()) {
-    if (StagedOp::fits(*group, a)) {
+    if (mayStage(comm, *group, a)) {
       const bool band = comm.singleCopyLimits().covers(*group, a, es);
       comm.stagedOp().start(
           group, a, op.sendbuff, op.recvbuff, es, reduce,
@@ -234,6 +269,7 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
       out->staged = &comm.stagedOp();
       out->label.path = band ? PhaseLabel::Path::kStagedOrSingleCopy : PhaseLabel::Path::kStaged;
       out->label.streamed = comm.stagedOp().streamsOutput();
+      logPath(comm, op, out->label);
       return okStatus();
     }
   }

@@ -73,8 +73,12 @@ struct Phase {
 const Op& stageInPlace(Communicator& comm, const Op& op, Op* staged);
 Status planCollective(Communicator& comm, const Op& op, Phase* out);
 // planCollective's first choice, which the runner's shortcut also takes: starts the
-// communicator's direct operation for `op` when `op` goes direct, else returns false.
+// communicator's direct operation for `op` when `op` goes direct (it fits, and WEFT_ALGO
+// allows it), else returns false.
 bool startDirect(Communicator& comm, const Op& op);
+// The COLL log's INFO line for a call that took a shared-memory path (label.path), once per
+// shape of call: why, and what it was preferred to (the schedules with their predicted times).
+void logPath(Communicator& comm, const Op& op, const PhaseLabel& label);
 // A collective's label, its path aside.
 PhaseLabel collectiveLabel(const Op& op, uint64_t sequence);
 Status planPointToPoint(Communicator& comm, const std::vector<Op>& ops, Phase* out);

@@ -388,6 +388,7 @@ Status runCollective(const Op& call) {
   if (direct) {
     sequence = comm.nextCollective();  // planCollective counts the others
     recordStarted(op, directLabel(op, sequence));
+    logPath(comm, op, directLabel(op, sequence));
     if (logEnabled(LogLevel::kTrace, kColl)) {
       setLogRank(comm.rank());
       WEFT_TRACE(kColl, "%s", directLabel(op, sequence).describe().c_str());

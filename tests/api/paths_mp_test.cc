@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <sstream>
@@ -85,6 +86,12 @@ TEST_P(Paths, BySize) {
     // Staged outputs of 4M may go streamed too (where the ranks outnumber the cores).
     EXPECT_NE(text.find("(1048576 x int32 sum, " + std::string(c.large)), std::string::npos)
         << text;
+    // The INFO line of a path says why, and what it was preferred to, once per shape of call.
+    const std::string why = "(2048 x int32 sum, direct): a rank's part fits the slots";
+    const size_t at = text.find(why);
+    EXPECT_NE(at, std::string::npos) << text;
+    EXPECT_EQ(text.find(why, at + 1), std::string::npos) << text;
+    EXPECT_NE(text.find("ring ", at), std::string::npos) << text;
   }
 }
 
@@ -589,6 +596,64 @@ TEST(Paths, MismatchedStagedCountsFail) {
   });
   expectAllOk(results);
 }
+
+// WEFT_ALGO names the shared-memory paths as it names the algorithms: a path where it fits the
+// call; an algorithm alone leaves the paths out.
+struct AlgoCase {
+  const char* algo;
+  const char* small;  // the path of a 4 KiB all-reduce
+  const char* mid;    // of a 64 KiB one
+  const char* large;  // of a 4 MiB one ("" where the cost model picks among the schedules)
+};
+
+class PathsByName : public ::testing::TestWithParam<AlgoCase> {};
+
+TEST_P(PathsByName, WeftAlgoChoosesThem) {
+  const AlgoCase c = GetParam();
+  const RankFiles logs("paths-by-name-test");
+  auto results = runProcesses(
+      3, {{"WEFT_DEBUG", "TRACE"}, {"WEFT_DEBUG_SUBSYS", "COLL"}, {"WEFT_ALGO", c.algo}},
+      [&](int rank) {
+        logs.route(rank);
+        weftComm_t comm = nullptr;
+        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
+        allReduce(comm, rank, 1024);
+        allReduce(comm, rank, 16384);
+        allReduce(comm, rank, 1u << 20);
+        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+      });
+  expectAllOk(results);
+  for (int rank = 0; rank < 3; ++rank) {
+    std::string text = logs.take(rank);
+    EXPECT_TRUE(logged(text, "all_reduce", std::string("int32 sum, ") + c.small + ")")) << text;
+    EXPECT_TRUE(logged(text, "all_reduce", std::string("int32 sum, ") + c.mid + ")")) << text;
+    const std::string large = "(1048576 x int32 sum, ";
+    const size_t at = text.find(large);
+    ASSERT_NE(at, std::string::npos) << text;
+    if (*c.large != '\0') {
+      EXPECT_EQ(text.compare(at + large.size(), strlen(c.large), c.large), 0) << text;
+    } else {
+      EXPECT_NE(text.compare(at + large.size(), 6, "staged"), 0) << text;
+      EXPECT_NE(text.compare(at + large.size(), 6, "direct"), 0) << text;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, PathsByName,
+                         ::testing::Values(AlgoCase{"ring", "ring", "ring", "ring"},
+                                           AlgoCase{"direct", "direct", "direct", ""},
+                                           AlgoCase{"staged", "staged", "staged", "staged"},
+                                           AlgoCase{"^staged", "direct", "direct", ""},
+                                           AlgoCase{"allreduce:^direct", "staged", "staged",
+                                                    "staged"}),
+                         [](const auto& info) {
+                           std::string name;
+                           for (const char* p = info.param.algo; *p != '\0'; ++p) {
+                             if (std::isalnum(static_cast<unsigned char>(*p))) name += *p;
+                             if (*p == '^') name += "not_";
+                           }
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace weft::test

@@ -241,6 +241,50 @@ TEST(AlgoOverrideParse, Lists) {
   EXPECT_TRUE(o.allows(CollKind::kBarrier, Algo::kDissemination));
 }
 
+// The shared-memory paths: named alone they leave the algorithms free (for the calls they do
+// not fit); a list of algorithms alone leaves the paths out.
+TEST(AlgoOverrideParse, Paths) {
+  AlgoOverride o = parsed("");
+  EXPECT_TRUE(o.allows(CollKind::kAllReduce, ShmPath::kDirect));
+  EXPECT_TRUE(o.allows(CollKind::kAllReduce, ShmPath::kStaged));
+  EXPECT_TRUE(o.allows(CollKind::kBarrier, ShmPath::kDirect));
+  EXPECT_FALSE(o.allows(CollKind::kBarrier, ShmPath::kStaged));
+  EXPECT_FALSE(o.allows(CollKind::kAllToAllv, ShmPath::kDirect));
+
+  o = parsed("ring");
+  EXPECT_FALSE(o.allows(CollKind::kAllReduce, ShmPath::kDirect));
+  EXPECT_FALSE(o.allows(CollKind::kAllReduce, ShmPath::kStaged));
+  EXPECT_TRUE(o.allows(CollKind::kAllToAll, ShmPath::kDirect));  // ring has no all-to-all
+
+  o = parsed("Direct");
+  EXPECT_TRUE(o.allows(CollKind::kAllReduce, ShmPath::kDirect));
+  EXPECT_FALSE(o.allows(CollKind::kAllReduce, ShmPath::kStaged));
+  EXPECT_TRUE(o.allows(CollKind::kAllReduce, Algo::kRing));
+  EXPECT_TRUE(o.allows(CollKind::kAllReduce, Algo::kTree));
+
+  o = parsed("staged,rd");
+  EXPECT_FALSE(o.allows(CollKind::kAllReduce, ShmPath::kDirect));
+  EXPECT_TRUE(o.allows(CollKind::kAllReduce, ShmPath::kStaged));
+  EXPECT_TRUE(o.allows(CollKind::kAllReduce, Algo::kRecursiveDoubling));
+  EXPECT_FALSE(o.allows(CollKind::kAllReduce, Algo::kRing));
+
+  o = parsed("^direct");
+  EXPECT_FALSE(o.allows(CollKind::kBroadcast, ShmPath::kDirect));
+  EXPECT_TRUE(o.allows(CollKind::kBroadcast, ShmPath::kStaged));
+  EXPECT_TRUE(o.allows(CollKind::kBroadcast, Algo::kTree));
+
+  o = parsed("allreduce:direct,ring;staged");
+  EXPECT_TRUE(o.allows(CollKind::kAllReduce, ShmPath::kDirect));
+  EXPECT_FALSE(o.allows(CollKind::kAllReduce, ShmPath::kStaged));
+  EXPECT_FALSE(o.allows(CollKind::kAllReduce, Algo::kTree));
+  EXPECT_FALSE(o.allows(CollKind::kReduce, ShmPath::kDirect));
+  EXPECT_TRUE(o.allows(CollKind::kReduce, ShmPath::kStaged));
+  EXPECT_TRUE(o.allows(CollKind::kReduce, Algo::kTree));
+
+  EXPECT_STREQ(shmPathName(ShmPath::kDirect), "direct");
+  EXPECT_STREQ(shmPathName(ShmPath::kStaged), "staged");
+}
+
 TEST(AlgoOverrideParse, PerCollective) {
   AlgoOverride o = parsed("allreduce:tree;broadcast:ring");
   EXPECT_TRUE(o.allows(CollKind::kAllReduce, Algo::kTree));
@@ -283,7 +327,10 @@ TEST(AlgoOverrideParse, BadTextIsRejectedClearly) {
       {"allgathr:ring", "allgathr"},
       {":ring", "unknown collective"},
       {"allreduce:pairwise", "allreduce"},
-      {"barrier:^dissemination", "barrier"},
+      {"barrier:^dissemination", "barrier"},  // direct is left, but fits not every call
+      {"barrier:staged", "barrier"},
+      {"allreduce:^ring,tree,rd", "allreduce"},
+      {"stagd", "paths: direct, staged"},
       {"ring;tree", "more than one"},
       {"allreduce:ring;all_reduce:tree", "twice"},
   };

@@ -405,7 +405,12 @@ TEST(Launcher, CtrlCStopsTheRanksOnEveryHost) {
   SKIP_WITHOUT(hosts);
   std::string out;
   const int code = runCommand(
-      weftRunOnHosts(hosts, "22", "") + kProbe + " sleep 60 & p=$!; sleep 1; kill -INT $p; wait $p",
+      weftRunOnHosts(hosts, "22", "") + kProbe +
+          " sleep 60 & p=$!;"
+          // Ctrl-C once the four ranks run (a loaded machine takes more than a second to start
+          // them), or after 30 s.
+          " for i in $(seq 300); do [ \"$(pgrep -xc weft_run_probe)\" -ge 4 ] && break; sleep 0.1;"
+          " done; kill -INT $p; wait $p",
       &out);
   EXPECT_EQ(code, 128 + SIGINT) << out;
   std::string left;

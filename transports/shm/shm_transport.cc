@@ -73,8 +73,7 @@ Status connectPeers(const TransportContext& ctx, const std::vector<int>& peers,
     readsAll = readsAll && unreadable == 0;
   }
   // Published before the second all-gather, so every peer sees it once connected.
-  if (segment)
-    segment->owner()->readsPeers.store(readsAll ? 1 : 0, std::memory_order_release);
+  if (segment) segment->owner()->readsPeers.store(readsAll ? 1 : 0, std::memory_order_release);
   return okStatus();
 }
 
