@@ -387,11 +387,12 @@ Status runCollective(const Op& call) {
   uint64_t sequence = 0;
   if (direct) {
     sequence = comm.nextCollective();  // planCollective counts the others
-    recordStarted(op, directLabel(op, sequence));
-    logPath(comm, op, directLabel(op, sequence));
-    if (logEnabled(LogLevel::kTrace, kColl)) {
+    const PhaseLabel label = directLabel(op, sequence);
+    recordStarted(op, label);
+    if (logEnabled(LogLevel::kInfo, kColl)) {
+      logPath(comm, op, label);
       setLogRank(comm.rank());
-      WEFT_TRACE(kColl, "%s", directLabel(op, sequence).describe().c_str());
+      WEFT_TRACE(kColl, "%s", label.describe().c_str());
     }
     Status s;
     if (spinDirect(comm, op, sequence, &s)) return s;
