@@ -175,7 +175,7 @@ const char* shmPathName(ShmPath path) {
   return i < kNumShmPaths ? kPathNames[i] : "?";
 }
 
-// As DirectGroup::fits and StagedOp::fits take them, before sizes.
+// The kinds each path runs (DirectGroup::fits and StagedOp::fits ask here first).
 bool shmPathSupports(ShmPath path, CollKind kind) {
   if (path == ShmPath::kDirect) return kind != CollKind::kAllToAllv;
   return kind != CollKind::kAllToAllv && kind != CollKind::kBarrier;

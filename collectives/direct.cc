@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "collectives/algo_override.h"
 #include "collectives/call_stamp.h"
 #include "collectives/stream_copy.h"
 #include "src/base/status.h"
@@ -114,7 +115,7 @@ bool DirectGroup::peerFailed(int r) const {
 
 bool DirectGroup::fits(const CollArgs& a, size_t elemSize, size_t maxBytes) const {
   const auto n = static_cast<size_t>(nranks());
-  if (n < 2 || a.kind == CollKind::kAllToAllv) return false;
+  if (n < 2 || !shmPathSupports(ShmPath::kDirect, a.kind)) return false;
   // Every rank's blocks together must be countable in bytes; checked without a division, as
   // this runs on every small call.
   size_t block = 0;

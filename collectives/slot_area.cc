@@ -1,6 +1,7 @@
 #include "collectives/slot_area.h"
 
 #include <algorithm>
+#include <new>
 
 namespace weft {
 
@@ -8,9 +9,13 @@ std::array<size_t, kWindowRegions> slotWindowRegions(size_t slotBytes, size_t st
   return {slotBytes, slotBytes, stagingBytes};
 }
 
+void formatSlotWindow(const Window& window) {
+  new (window.control) SlotControl();
+}
+
 SlotArea slotAreaOf(const Window& window) {
   SlotArea a;
-  a.control = reinterpret_cast<SlotControl*>(window.control);
+  a.control = std::launder(reinterpret_cast<SlotControl*>(window.control));
   a.slots[0] = window.regions[0];
   a.slots[1] = window.regions[1];
   a.slotBytes = std::min(window.regionBytes[0], window.regionBytes[1]);

@@ -28,8 +28,8 @@ struct alignas(64) SlotPost {
 };
 static_assert(sizeof(SlotPost) == 64);
 
-// The flags in the window's control area. All zero bytes are the initial state: the window's
-// owner and its peers use them as they find them, without constructing them.
+// The flags in the window's control area, constructed there by its owner before any peer maps
+// it (formatSlotWindow).
 struct SlotControl {
   SlotPost posted[2];
   // Staged collectives: how many chunks this rank has staged, combined and drained since the
@@ -67,7 +67,9 @@ struct SlotArea {
 
 // The window regions a rank asks for: its two slots of slotBytes, then its staging area.
 std::array<size_t, kWindowRegions> slotWindowRegions(size_t slotBytes, size_t stagingBytes);
-// The layout of a window asked for so.
+// Constructs the flags in a rank's own window: TransportContext::formatWindow.
+void formatSlotWindow(const Window& window);
+// The layout of a window asked for so and formatted.
 SlotArea slotAreaOf(const Window& window);
 
 }  // namespace weft

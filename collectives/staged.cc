@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "collectives/algo_override.h"
 #include "collectives/line_slice.h"
 #include "collectives/single_copy.h"
 #include "collectives/stream_copy.h"
@@ -27,18 +28,8 @@ size_t chunkBytesOf(const DirectGroup& g) {
 
 bool StagedOp::fits(const DirectGroup& g, const CollArgs& a) {
   const size_t chunk = chunkBytesOf(g);
-  if (a.count == 0 || chunk < kLine * static_cast<size_t>(g.nranks())) return false;
-  switch (a.kind) {
-    case CollKind::kAllReduce:
-    case CollKind::kReduce:
-    case CollKind::kReduceScatter:
-    case CollKind::kAllGather:
-    case CollKind::kBroadcast:
-    case CollKind::kAllToAll:
-      return true;
-    default:
-      return false;
-  }
+  return a.count > 0 && chunk >= kLine * static_cast<size_t>(g.nranks()) &&
+         shmPathSupports(ShmPath::kStaged, a.kind);
 }
 
 bool StagedOp::perBlock() const {

@@ -29,8 +29,10 @@ struct TransportContext {
   int nSocketsPerPeer = 1;
   size_t socketPaceBytes = 0;  // Link::paceBytes of tcp links
   size_t shmRingBytes = 1u << 20;
-  // The regions of each rank's shared-memory window (transports/window.h), whole pages each.
+  // The regions of each rank's shared-memory window (transports/window.h), whole pages each, and
+  // what lays out this rank's window before any peer can see it (nothing: zero bytes).
   std::array<size_t, kWindowRegions> shmWindowRegions{1u << 20, 1u << 20, 2u << 20};
+  std::function<void(const Window&)> formatWindow;
   // Collective: every rank passes its blob and gets all of them, indexed by rank.
   std::function<Status(const Blob& mine, std::vector<Blob>* all)> allGather;
 };

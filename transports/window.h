@@ -1,9 +1,9 @@
 // Window: the memory face of the shared-memory transport (DESIGN.md, decision 11). Each rank owns
-// one window that the peers on its host map as well: a control area of words that start at zero,
-// data regions of the sizes the communicator asked for, and the owner's doorbell. The transport
-// sizes, maps and checks windows and says whether the owner may read its peers' memory besides
-// (process_vm_readv, transports/cross_memory.h); what lives inside is its user's layout
-// (collectives/slot_area.h).
+// one window that the peers on its host map as well: a control area (zero bytes, or what
+// TransportContext::formatWindow puts there before any peer connects), data regions of the sizes
+// the communicator asked for, and the owner's doorbell. The transport sizes, maps and checks
+// windows and says whether the owner may read its peers' memory besides (process_vm_readv,
+// transports/cross_memory.h); what lives inside is its user's layout (collectives/slot_area.h).
 #pragma once
 
 #include <array>
@@ -30,7 +30,7 @@ struct WindowOwner {
 };
 
 struct Window {
-  char* control = nullptr;  // kWindowControlBytes, zero until its user writes them
+  char* control = nullptr;  // kWindowControlBytes
   std::array<char*, kWindowRegions> regions{};
   std::array<size_t, kWindowRegions> regionBytes{};  // whole pages each
   const WindowOwner* owner = nullptr;

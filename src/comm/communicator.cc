@@ -165,6 +165,7 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   ctx.socketPaceBytes = config_.socketPaceBytes;
   ctx.shmRingBytes = config_.shmRingBytes;
   ctx.shmWindowRegions = slotWindowRegions(config_.shmSlotBytes, config_.shmStagingBytes);
+  ctx.formatWindow = formatSlotWindow;
   ctx.allGather = [this](const Blob& mine, std::vector<Blob>* all) {
     return bootstrap_->allGather(mine, all);
   };
@@ -326,14 +327,15 @@ void Communicator::placeRanks() {
 
 void Communicator::setUpDirect() {
   if (nranks_ < 2) return;
-  slotAreas_.assign(static_cast<size_t>(nranks_), SlotArea{});
+  std::vector<SlotArea> slotAreas(static_cast<size_t>(nranks_));
   for (int r = 0; r < nranks_; ++r) {
     if (r == rank_) continue;
     const Link* l = links_[r].get();
     if (l == nullptr || l->peerWindow() == nullptr) return;  // some peer shares no memory
-    slotAreas_[r] = slotAreaOf(*l->peerWindow());
-    slotAreas_[rank_] = slotAreaOf(*l->ownWindow());
+    slotAreas[r] = slotAreaOf(*l->peerWindow());
+    slotAreas[rank_] = slotAreaOf(*l->ownWindow());
   }
+  slotAreas_ = std::move(slotAreas);
   std::vector<const SlotArea*> areas;
   for (const SlotArea& a : slotAreas_)
     areas.push_back(&a);

@@ -108,10 +108,8 @@ class Communicator {
   // Operations run in the order they were issued, whatever thread or stream runs them.
   uint64_t takeTicket() { return nextTicket_.fetch_add(1); }
   Status waitForTurn(uint64_t ticket);
-  // Only the turn's holder ends it: a store, not a locked increment.
-  void endTurn() {
-    doneTicket_.store(doneTicket_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  }
+  // Ends one turn. Not only the holder's: a waiter whose wait failed ends its own too.
+  void endTurn() { doneTicket_.fetch_add(1); }
   bool isTurn(uint64_t ticket) const {
     return doneTicket_.load(std::memory_order_acquire) == ticket;
   }

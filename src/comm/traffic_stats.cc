@@ -10,6 +10,13 @@ void addTo(std::atomic<uint64_t>& counter, uint64_t n) {
   counter.store(counter.load(kRelaxed) + n, kRelaxed);
 }
 
+// A counter since the last reset. The baseline first: a reset stored it after reading a counter
+// no larger than the one read next, so the difference never goes below zero.
+uint64_t since(const std::atomic<uint64_t>& counter, const std::atomic<uint64_t>& baseline) {
+  const uint64_t base = baseline.load(std::memory_order_acquire);
+  return counter.load(kRelaxed) - base;
+}
+
 }  // namespace
 
 void TrafficStats::file(weftStatsKind_t kind, uint64_t calls, uint64_t bytes, bool sent,
@@ -33,10 +40,10 @@ void TrafficStats::read(weftCommStats_t* out) const {
     const Counters& c = kinds_[k];
     const Counters& b = baseline_[k];
     weftCallStats_t& s = out->byKind[k];
-    s.calls = c.calls.load(kRelaxed) - b.calls.load(kRelaxed);
-    s.bytes = c.bytes.load(kRelaxed) - b.bytes.load(kRelaxed);
-    s.bytesSent = c.sent.load(kRelaxed) - b.sent.load(kRelaxed);
-    s.bytesReceived = c.received.load(kRelaxed) - b.received.load(kRelaxed);
+    s.calls = since(c.calls, b.calls);
+    s.bytes = since(c.bytes, b.bytes);
+    s.bytesSent = since(c.sent, b.sent);
+    s.bytesReceived = since(c.received, b.received);
     out->total.calls += s.calls;
     out->total.bytes += s.bytes;
     out->total.bytesSent += s.bytesSent;
@@ -44,14 +51,15 @@ void TrafficStats::read(weftCommStats_t* out) const {
   }
 }
 
+// Each baseline is stored after its counter is read (release), for since().
 void TrafficStats::reset() {
   for (size_t k = 0; k < kinds_.size(); ++k) {
     const Counters& c = kinds_[k];
     Counters& b = baseline_[k];
-    b.calls.store(c.calls.load(kRelaxed), kRelaxed);
-    b.bytes.store(c.bytes.load(kRelaxed), kRelaxed);
-    b.sent.store(c.sent.load(kRelaxed), kRelaxed);
-    b.received.store(c.received.load(kRelaxed), kRelaxed);
+    b.calls.store(c.calls.load(kRelaxed), std::memory_order_release);
+    b.bytes.store(c.bytes.load(kRelaxed), std::memory_order_release);
+    b.sent.store(c.sent.load(kRelaxed), std::memory_order_release);
+    b.received.store(c.received.load(kRelaxed), std::memory_order_release);
   }
 }
 

@@ -2,9 +2,9 @@
 // (weftCommGetStats). The thread running an operation adds its traffic as it goes (current())
 // and files it when the operation ends; any thread may read or reset the totals meanwhile (each
 // counter on its own: a read during a filing may see a call's count without its bytes). One
-// thread files at a time (the communicator's turns order its operations), so a filing is plain
-// stores, not read-modify-writes; a reset moves a baseline the reads subtract instead of
-// clearing what a filing may be adding to.
+// thread files at a time (the thread whose turn it is: only successful operations file), so a
+// filing is plain stores, not read-modify-writes; a reset moves a baseline the reads subtract
+// instead of clearing what a filing may be adding to.
 #pragma once
 
 #include <array>

@@ -116,8 +116,8 @@ std::string PhaseLabel::how() const {
                      kind == CollKind::kAllReduce ? algoName(tiers.intraReduce) : "-",
                      algoName(tiers.inter), algoName(tiers.intraBroadcast));
   }
-  std::string how = path == Path::kDirect               ? "direct"
-                    : path == Path::kStaged             ? "staged"
+  std::string how = path == Path::kDirect               ? shmPathName(ShmPath::kDirect)
+                    : path == Path::kStaged             ? shmPathName(ShmPath::kStaged)
                     : path == Path::kStagedOrSingleCopy ? "staged or single copy"
                                                         : algoName(algo);
   if (streamed) how += ", streamed";
@@ -184,10 +184,11 @@ bool mayStage(const Communicator& comm, const DirectGroup& group, const CollArgs
   return comm.algoOverride().allows(a.kind, ShmPath::kStaged) && StagedOp::fits(group, a);
 }
 
-// The most a rank may post for a direct call; 0 where WEFT_ALGO leaves direct out.
+// The most a rank may post for a direct call; 0 where direct is off (WEFT_ALGO, or
+// WEFT_DIRECT_BYTES=0), even for a barrier, which posts nothing.
 size_t directLimit(const Communicator& comm, const DirectGroup& group, const CollArgs& a) {
   if (!comm.algoOverride().allows(a.kind, ShmPath::kDirect)) return 0;
-  size_t maxBytes = comm.config().directBytes;
+  size_t maxBytes = std::min(comm.config().directBytes, group.slotBytes());
   if (a.kind == CollKind::kAllReduce && mayStage(comm, group, a)) {
     maxBytes = std::min(maxBytes, kDirectAllReduceMaxBytes);
   }
@@ -198,7 +199,9 @@ bool startDirect(Communicator& comm, const Op& op) {
   DirectGroup* group = comm.direct();
   const CollArgs a = argsOf(op);
   const size_t es = typeSize(op.type);
-  if (group == nullptr || !group->fits(a, es, directLimit(comm, *group, a))) return false;
+  if (group == nullptr) return false;
+  const size_t limit = directLimit(comm, *group, a);
+  if (limit == 0 || !group->fits(a, es, limit)) return false;
   const ReduceFn reduce = isReduction(a.kind) ? reduceFunction(op.type, op.redop) : nullptr;
   comm.directOp().start(group, a, op.sendbuff, op.recvbuff, es, reduce,
                         slotSignature(specOf(op), SlotPath::kDirect));
@@ -218,9 +221,12 @@ void logPath(Communicator& comm, const Op& op, const PhaseLabel& label) {
   std::string why;
   if (direct) {
     why = strprintf("a rank's part fits the slots (direct takes up to %zu bytes)", limit);
+  } else if (limit > 0) {
+    why = strprintf("a rank's part is more than direct's %zu bytes", limit);
   } else {
-    why = limit == 0 ? "WEFT_ALGO leaves direct out"
-                     : strprintf("a rank's part is more than direct's %zu bytes", limit);
+    why = comm.algoOverride().allows(a.kind, ShmPath::kDirect)
+              ? "WEFT_DIRECT_BYTES=0 turns direct off"
+              : "WEFT_ALGO leaves direct out";
   }
   const std::string others = otherAlgos(a.kind, messageBytes(a, es), es, a.nranks, comm.linkModel(),
                                         comm.algoOverride(), std::nullopt);

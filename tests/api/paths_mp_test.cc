@@ -71,6 +71,7 @@ TEST_P(Paths, BySize) {
                                 ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
                                 allReduce(comm, rank, 1024);
                                 allReduce(comm, rank, 2048);
+                                allReduce(comm, rank, 2048);   // logged once at INFO
                                 allReduce(comm, rank, 16384);  // direct: streaming stores
                                 allReduce(comm, rank, 1u << 20);
                                 EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
@@ -91,7 +92,11 @@ TEST_P(Paths, BySize) {
     const size_t at = text.find(why);
     EXPECT_NE(at, std::string::npos) << text;
     EXPECT_EQ(text.find(why, at + 1), std::string::npos) << text;
-    EXPECT_NE(text.find("ring ", at), std::string::npos) << text;
+    const std::string line = text.substr(at, text.find('\n', at) - at);
+    if (std::string(c.stagingBytes) != "0") {
+      EXPECT_NE(line.find("; over staged, "), std::string::npos) << line;
+    }
+    EXPECT_NE(line.find(" ring "), std::string::npos) << line;
   }
 }
 
@@ -601,9 +606,10 @@ TEST(Paths, MismatchedStagedCountsFail) {
 // call; an algorithm alone leaves the paths out.
 struct AlgoCase {
   const char* algo;
-  const char* small;  // the path of a 4 KiB all-reduce
-  const char* mid;    // of a 64 KiB one
-  const char* large;  // of a 4 MiB one ("" where the cost model picks among the schedules)
+  const char* small;    // the path of a 4 KiB all-reduce
+  const char* mid;      // of a 64 KiB one
+  const char* large;    // of a 4 MiB one ("" where the cost model picks among the schedules)
+  const char* barrier;  // of a barrier
 };
 
 class PathsByName : public ::testing::TestWithParam<AlgoCase> {};
@@ -620,6 +626,7 @@ TEST_P(PathsByName, WeftAlgoChoosesThem) {
         allReduce(comm, rank, 1024);
         allReduce(comm, rank, 16384);
         allReduce(comm, rank, 1u << 20);
+        ASSERT_EQ(weftBarrier(comm, nullptr), weftSuccess);
         EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
       });
   expectAllOk(results);
@@ -636,24 +643,27 @@ TEST_P(PathsByName, WeftAlgoChoosesThem) {
       EXPECT_NE(text.compare(at + large.size(), 6, "staged"), 0) << text;
       EXPECT_NE(text.compare(at + large.size(), 6, "direct"), 0) << text;
     }
+    EXPECT_TRUE(logged(text, "barrier", std::string(", ") + c.barrier + ")")) << text;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, PathsByName,
-                         ::testing::Values(AlgoCase{"ring", "ring", "ring", "ring"},
-                                           AlgoCase{"direct", "direct", "direct", ""},
-                                           AlgoCase{"staged", "staged", "staged", "staged"},
-                                           AlgoCase{"^staged", "direct", "direct", ""},
-                                           AlgoCase{"allreduce:^direct", "staged", "staged",
-                                                    "staged"}),
-                         [](const auto& info) {
-                           std::string name;
-                           for (const char* p = info.param.algo; *p != '\0'; ++p) {
-                             if (std::isalnum(static_cast<unsigned char>(*p))) name += *p;
-                             if (*p == '^') name += "not_";
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    All, PathsByName,
+    // ring and staged have no barrier: it keeps every path and algorithm
+    ::testing::Values(AlgoCase{"ring", "ring", "ring", "ring", "direct"},
+                      AlgoCase{"direct", "direct", "direct", "", "direct"},
+                      AlgoCase{"staged", "staged", "staged", "staged", "direct"},
+                      AlgoCase{"^staged", "direct", "direct", "", "direct"},
+                      AlgoCase{"^direct", "staged", "staged", "staged", "dissemination"},
+                      AlgoCase{"allreduce:^direct", "staged", "staged", "staged", "direct"}),
+    [](const auto& info) {
+      std::string name;
+      for (const char* p = info.param.algo; *p != '\0'; ++p) {
+        if (std::isalnum(static_cast<unsigned char>(*p))) name += *p;
+        if (*p == '^') name += "not_";
+      }
+      return name;
+    });
 
 }  // namespace
 }  // namespace weft::test

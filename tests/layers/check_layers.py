@@ -19,6 +19,8 @@ RULES = {
     "topology": ["src/base"],
     "transports": ["src/base"],
     "collectives": ["src/base", "transports"],
+    "src/comm": ["src/base", "src/bootstrap", "topology", "transports", "collectives"],
+    "src/enqueue": ["src/base", "src/comm", "transports", "collectives"],
     "src/api": ["src/base", "src/bootstrap", "src/comm", "src/enqueue"],
     "parallel": [],
     "python": [],

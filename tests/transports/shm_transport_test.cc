@@ -89,6 +89,59 @@ TEST(ShmTransport, RingCapacityIsAPowerOfTwoOfAtLeastAPage) {
   EXPECT_EQ(shm::ringCapacityFor(1u << 20), 1u << 20);
 }
 
+// A segment's description comes from another process: every field that sizes a mapping is
+// checked before anything is mapped, and a bad one is an error naming the rank, not a crash.
+TEST(ShmTransport, MalformedSegmentBlobsAreRejected) {
+  auto blobOf = [](shm::SegmentBlobHeader h, uint64_t ringOffset) {
+    Blob blob(sizeof(h) + sizeof(shm::SegmentBlobRing));
+    memcpy(blob.data(), &h, sizeof(h));
+    shm::SegmentBlobRing ring{0, 0, ringOffset};
+    memcpy(blob.data() + sizeof(h), &ring, sizeof(ring));
+    return blob;
+  };
+  const size_t page = shm::kPageBytes;
+  shm::SegmentBlobHeader good{shm::kSegmentBlobMagic,
+                              shm::kSegmentVersion,
+                              0,
+                              static_cast<int32_t>(getpid()),
+                              3,
+                              0,
+                              page,
+                              1,
+                              0,
+                              {page, page, 2 * page}};
+  const uint64_t ringAt = 5 * page;  // after the header page and the regions
+  good.segmentBytes = ringAt + 2 * page;
+  shm::SegmentInfo info;
+  ASSERT_TRUE(shm::parseSegmentBlob(blobOf(good, ringAt), 1, &info).ok());
+  EXPECT_EQ(info.regionBytes[2], 2 * page);
+  ASSERT_EQ(info.rings.size(), 1u);
+
+  auto rejected = [&](shm::SegmentBlobHeader h, uint64_t offset, const char* what) {
+    Status st = shm::parseSegmentBlob(blobOf(h, offset), 1, &info);
+    EXPECT_FALSE(st.ok()) << what;
+    EXPECT_NE(st.message().find("rank 1"), std::string::npos) << what << ": " << st.message();
+  };
+  shm::SegmentBlobHeader h = good;
+  h.regionBytes[1] = page + 1;
+  rejected(h, ringAt, "a region of no whole pages");
+  h = good;
+  h.regionBytes[0] = (size_t{1} << 30) + page;
+  rejected(h, ringAt, "a region over 1 GiB");
+  h = good;
+  h.segmentBytes = 4 * page;
+  rejected(h, ringAt, "a segment smaller than its header and regions");
+  rejected(good, good.segmentBytes, "a ring past the segment's end");
+  rejected(good, ringAt + 1, "a ring off a page");
+  h = good;
+  h.version = shm::kSegmentVersion - 1;
+  rejected(h, ringAt, "another version");
+  Blob cut = blobOf(good, ringAt);
+  cut.pop_back();
+  EXPECT_FALSE(shm::parseSegmentBlob(cut, 1, &info).ok());
+  EXPECT_FALSE(shm::parseSegmentBlob(Blob(10), 1, &info).ok());
+}
+
 TEST(ShmTransport, TwoRanksExchangeManySizesBothWays) {
   expectAllOk(runRanks(2, exchangeAllPairs));
 }

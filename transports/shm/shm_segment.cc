@@ -159,7 +159,7 @@ Status LocalSegment::create(const TransportContext& ctx, const std::vector<int>&
   if (base == MAP_FAILED) return systemError("shm: mmap of own segment", errno);
   s->mapping_ = std::make_unique<Mapping>(base, s->bytes_);
   // Allocated here, by its owner: the pages sit on the owner's NUMA node (the node that reads
-  // its rings and writes its staging area).
+  // its rings and writes most of its window).
   populate(base, s->bytes_);
   SegmentHeader header{kSegmentMagic, ctx.commTag, ctx.rank, 0, s->bytes_};
   memcpy(base, &header, sizeof(header));
@@ -167,6 +167,7 @@ Status LocalSegment::create(const TransportContext& ctx, const std::vector<int>&
   auto* owner = new (static_cast<char*>(base) + kOwnerOffset) WindowOwner();
   owner->pid = static_cast<int32_t>(getpid());
   owner->selfAddress = addressOf(&owner->selfAddress);
+  if (ctx.formatWindow) ctx.formatWindow(s->window());
   for (size_t i = 0; i < peers.size(); ++i)
     ByteRing::initialize(s->control(i));
   WEFT_INFO(kShm, "shm: segment of %zu bytes (fd %d) with %zu rings of %zu bytes", s->bytes_,

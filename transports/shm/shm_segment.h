@@ -76,9 +76,9 @@ size_t regionCapacityFor(size_t requested);
 // the kernel cannot (before Linux 5.14), the pages fault in on first use as before. Then reads a
 // byte of each page: on a Firecracker guest (Linux 6.18) a page populated by the kernel still
 // costs about 4 us at its first access from user space (a cost the guest's fault counters do
-// not see; the host mapping the page then is a guess), and a staging slot first used by a larger
-// chunk paid that in the middle of a collective. A read leaves the data of a peer's live segment as
-// it is.
+// not see; the host mapping the page then is a guess), and a page of a window first used by a
+// larger chunk paid that in the middle of a collective. A read leaves the data of a peer's live
+// segment as it is.
 void populate(void* address, size_t bytes);
 
 // One mmap, unmapped on destruction.
