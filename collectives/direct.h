@@ -23,7 +23,7 @@
 #include "collectives/schedule.h"
 #include "collectives/slot_area.h"
 #include "collectives/timed_choice.h"
-#include "transports/shm/peer_memory.h"
+#include "transports/shareable_memory.h"
 #include "transports/traffic.h"
 
 namespace weft {
@@ -83,7 +83,7 @@ class DirectGroup {
   }
 
   // The peers' weftMemAlloc memory that mapped collectives have mapped here.
-  shm::PeerMemory& peerMemory() { return peerMemory_; }
+  PeerMappings& peerMemory() { return peerMemory_; }
   // How this rank stages the chunks of staged collectives of a kind at 3 ranks and more (second
   // option: non-temporal stores; 2 ranks probe instead), and, where it decides, whether calls of a
   // kind in the single-copy band go single copy (second option); both learnt from the calls' times,
@@ -116,7 +116,7 @@ class DirectGroup {
   std::vector<uint64_t> seen_;  // per rank, the latest operation seen posted
   uint64_t unchecked_ = 0;      // see leaveUnchecked
   uint64_t uncheckedSignature_ = 0;
-  shm::PeerMemory peerMemory_;
+  PeerMappings peerMemory_;
   std::array<TimedChoice, kNumCollKinds> stagingStores_;      // by kind
   std::array<TimedChoice, kNumCollKinds> singleCopyChoices_;  // by kind
   TimedChoice::Mode stagingStoresMode_ = TimedChoice::Mode::kAuto;

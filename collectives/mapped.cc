@@ -6,7 +6,7 @@
 
 #include "collectives/line_slice.h"
 #include "collectives/stream_copy.h"
-#include "transports/shm/shared_memory.h"
+#include "transports/shareable_memory.h"
 
 namespace weft {
 
@@ -27,7 +27,7 @@ MappedNeeds mappedNeeds(const CollArgs& a, int r) {
   }
 }
 
-shm::ByteRange mappedShare(const CollArgs& a, size_t elemSize) {
+ByteRange mappedShare(const CollArgs& a, size_t elemSize) {
   const size_t block = a.count * elemSize;
   switch (a.kind) {
     case CollKind::kAllReduce:
@@ -47,15 +47,15 @@ bool describeMapped(const CollArgs& a, const void* send, const void* recv, size_
                     MappedPost* post) {
   *post = MappedPost();
   const MappedNeeds needs = mappedNeeds(a, a.rank);
-  shm::SharedRange range;
+  MemoryRef range;
   if (needs.send) {
-    if (!shm::findShared(send, sendBufferCount(a) * elemSize, &range)) return false;
+    if (!findShareable(send, sendBufferCount(a) * elemSize, &range)) return false;
     post->sendFd = range.fd;
     post->sendSerial = range.serial;
     post->sendOffset = range.offset;
   }
   if (needs.recv) {
-    if (!shm::findShared(recv, recvBufferCount(a) * elemSize, &range)) return false;
+    if (!findShareable(recv, recvBufferCount(a) * elemSize, &range)) return false;
     post->recvFd = range.fd;
     post->recvSerial = range.serial;
     post->recvOffset = range.offset;

@@ -1,5 +1,5 @@
 // Mapped collectives: when every buffer that a collective of an all-local communicator shares
-// lies in weftMemAlloc memory (transports/shm/shared_memory.h), each rank maps its peers' buffers
+// lies in weftMemAlloc memory (transports/shareable_memory.h), each rank maps its peers' buffers
 // and does its share of the work in them directly, with no staging in between: inputs are read
 // once and outputs written once, the least memory traffic a collective can have.
 //
@@ -28,7 +28,7 @@
 #include "collectives/schedule.h"
 #include "collectives/slot_area.h"
 #include "src/base/status.h"
-#include "transports/shm/peer_memory.h"
+#include "transports/shareable_memory.h"
 #include "transports/traffic.h"
 
 namespace weft {
@@ -54,7 +54,7 @@ MappedNeeds mappedNeeds(const CollArgs& args, int r);
 // The bytes of a peer's buffers that this rank's share reads or writes, from the buffer's start
 // (the same part of its send and receive buffers): all that this rank's mappings of them need
 // populated.
-shm::ByteRange mappedShare(const CollArgs& args, size_t elemSize);
+ByteRange mappedShare(const CollArgs& args, size_t elemSize);
 
 // Describes this rank's buffers; whether every one its peers need lies in weftMemAlloc memory.
 // For the collectives StagedOp runs, all of which have a mapped form.

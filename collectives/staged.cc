@@ -414,9 +414,9 @@ Status StagedOp::mapPeers(MappedBuffers* out) {
   out->recv.assign(static_cast<size_t>(n), nullptr);
   out->send[me] = send_;
   out->recv[me] = recv_;
-  shm::PeerMemory& peers = group_->peerMemory();
+  PeerMappings& peers = group_->peerMemory();
   peers.beginCall();
-  const shm::ByteRange used = mappedShare(args_, elemSize_);
+  const ByteRange used = mappedShare(args_, elemSize_);
   for (int r = 0; r < n; ++r) {
     if (r == me) continue;
     const MappedPost post = postOf(r).mapped;
@@ -426,12 +426,12 @@ Status StagedOp::mapPeers(MappedBuffers* out) {
     const pid_t pid = group_->area(r).owner->pid;
     char* at = nullptr;
     if (needs.send) {
-      WEFT_RETURN_IF_ERROR(peers.map(pid, post.sendFd, post.sendSerial, post.sendOffset,
+      WEFT_RETURN_IF_ERROR(peers.map(pid, {post.sendFd, post.sendSerial, post.sendOffset},
                                      sendBufferCount(theirs) * elemSize_, used, &at));
       out->send[r] = at;
     }
     if (needs.recv) {
-      WEFT_RETURN_IF_ERROR(peers.map(pid, post.recvFd, post.recvSerial, post.recvOffset,
+      WEFT_RETURN_IF_ERROR(peers.map(pid, {post.recvFd, post.recvSerial, post.recvOffset},
                                      recvBufferCount(theirs) * elemSize_, used, &at));
       out->recv[r] = at;
     }

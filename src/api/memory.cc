@@ -1,6 +1,6 @@
-// Memory that the ranks on one host can map (transports/shm/shared_memory.h).
+// Memory that the ranks on one host can map (transports/shareable_memory.h).
 #include "src/api/api_util.h"
-#include "transports/shm/shared_memory.h"
+#include "transports/shareable_memory.h"
 
 using weft::Status;
 
@@ -8,12 +8,12 @@ extern "C" {
 
 weftResult_t weftMemAlloc(void** ptr, size_t size) {
   if (ptr == nullptr) return weft::report(Status(weftInvalidArgument, "weftMemAlloc: ptr is NULL"));
-  return weft::report(weft::shm::allocateShared(size, ptr));
+  return weft::report(weft::allocateShareable(size, ptr));
 }
 
 weftResult_t weftMemFree(void* ptr) {
   if (ptr == nullptr) return weftSuccess;  // as free(NULL)
-  return weft::report(weft::shm::freeShared(ptr));
+  return weft::report(weft::freeShareable(ptr));
 }
 
 }  // extern "C"

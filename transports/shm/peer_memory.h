@@ -23,11 +23,7 @@
 
 namespace weft::shm {
 
-// Bytes [from, from + bytes) of a buffer.
-struct ByteRange {
-  size_t from = 0;
-  size_t bytes = 0;
-};
+using weft::ByteRange;
 
 class PeerMemory {
  public:

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "src/base/status.h"
+#include "transports/shareable_memory.h"
 
 namespace weft::shm {
 
@@ -23,11 +24,7 @@ constexpr size_t kSharedHeaderBytes = 4096;
 
 // Where a buffer lies in an allocation: the memfd (as this process numbers it), the allocation's
 // serial, and the buffer's offset from the memfd's start.
-struct SharedRange {
-  int fd = -1;
-  uint64_t serial = 0;
-  uint64_t offset = 0;
-};
+using SharedRange = MemoryRef;
 
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 
