@@ -17,6 +17,7 @@
 #include "collectives/reduce.h"
 #include "collectives/staged.h"
 #include "tests/api/weft_mem_allocator.h"
+#include "tests/collectives/rank_inputs.h"
 #include "tests/collectives/staged_ranks.h"
 #include "tests/collectives/virtual_ranks.h"
 
@@ -24,27 +25,11 @@ namespace weft {
 namespace {
 
 // Buffers on the heap, or in weftMemAlloc memory while gShared is true.
-using Buf = std::vector<int32_t, test::WeftMemAllocator<int32_t>>;
+using Buf = test::RankBuf;
 bool& gShared = test::weftMemAllocInForce();
-
-// Rank r's input element i.
-int32_t input(int r, size_t i) {
-  return static_cast<int32_t>((r + 1) * 1000 + static_cast<int>(i % 997)) * (r % 2 ? -1 : 1);
-}
-
-Buf inputs(int r, size_t count, size_t from = 0) {
-  Buf v(count);
-  for (size_t i = 0; i < count; ++i)
-    v[i] = input(r, from + i);
-  return v;
-}
-
-int32_t sumAt(int n, size_t i) {
-  int64_t s = 0;
-  for (int r = 0; r < n; ++r)
-    s += input(r, i);
-  return static_cast<int32_t>(s);
-}
+using test::input;
+using test::inputs;
+using test::sumAt;
 
 // n ranks' shared memory on the heap, and one staged operation per rank. Outputs of streamBytes
 // or more are written with streaming stores.

@@ -1,0 +1,187 @@
+// The shared-memory paths through the shm simulator: direct and staged operations of every kind
+// for 1 to 64 virtual ranks, odd counts, in place and not, one call after another on the same
+// ranks, every element checked against plain loops; staged ones also with every buffer in
+// weftMemAlloc memory (mapped).
+#include "collectives/shm_simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tests/collectives/rank_inputs.h"
+
+namespace weft {
+namespace {
+
+// Buffers on the heap, or in weftMemAlloc memory while gShared is true.
+using Buf = test::RankBuf;
+bool& gShared = test::weftMemAllocInForce();
+using test::input;
+using test::sumAt;
+
+struct Case {
+  ShmPath path;
+  int n;
+  size_t count;
+  bool inPlace;
+  bool mapped = false;
+};
+
+// One call of `kind` on every rank, run and checked: the first wrong element, or "".
+std::string runAndCheck(ShmSimulator& sim, const Case& c, CollKind kind) {
+  const int n = c.n;
+  const size_t count = kind == CollKind::kBarrier ? 0 : c.count;
+  const int root = n - 1;
+  const bool perBlock = kind == CollKind::kReduceScatter || kind == CollKind::kAllToAll;
+  const size_t sendCount = perBlock ? count * n : count;
+  const size_t recvCount =
+      kind == CollKind::kAllGather || kind == CollKind::kAllToAll ? count * n : count;
+  std::vector<Buf> in(n), out(n);
+  std::vector<CollArgs> args(n);
+  std::vector<const void*> send(n);
+  std::vector<void*> recv(n);
+  const bool inPlace = c.inPlace && kind != CollKind::kAllToAll;
+  for (int r = 0; r < n; ++r) {
+    args[r].kind = kind;
+    args[r].count = count;
+    args[r].root = root;
+    args[r].rank = r;
+    args[r].nranks = n;
+    in[r].resize(sendCount);
+    for (size_t i = 0; i < sendCount; ++i)
+      in[r][i] = input(r, i);
+    out[r].assign(std::max(recvCount, sendCount), -7);
+    send[r] = in[r].data();
+    recv[r] = out[r].data();
+    if (!inPlace) continue;
+    switch (kind) {
+      case CollKind::kAllGather:  // the rank's own block, where the output puts it
+        std::copy(in[r].begin(), in[r].end(), out[r].begin() + static_cast<long>(r * count));
+        send[r] = out[r].data() + r * count;
+        break;
+      case CollKind::kReduceScatter:
+        recv[r] = in[r].data() + r * count;
+        break;
+      default:
+        recv[r] = in[r].data();
+        break;
+    }
+  }
+  Status s = sim.run(c.path, args, send, recv, sizeof(int32_t), reduceFunction(weftInt32, weftSum));
+  if (!s.ok()) return s.message();
+  if (c.path == ShmPath::kStaged && sim.wentMapped() != c.mapped) {
+    return std::string(collName(kind)) + (c.mapped ? " did not go mapped" : " went mapped");
+  }
+  for (int r = 0; r < n; ++r) {
+    const int32_t* got = static_cast<const int32_t*>(recv[r]);
+    if (kind == CollKind::kAllGather) got = inPlace ? out[r].data() : got;
+    for (size_t i = 0; i < recvCount; ++i) {
+      int32_t want = 0;
+      switch (kind) {
+        case CollKind::kAllReduce:
+          want = sumAt(n, i);
+          break;
+        case CollKind::kReduce:
+          if (r != root) continue;
+          want = sumAt(n, i);
+          break;
+        case CollKind::kReduceScatter:
+          want = sumAt(n, r * count + i);
+          break;
+        case CollKind::kAllGather:
+          want = input(static_cast<int>(i / count), i % count);
+          break;
+        case CollKind::kBroadcast:
+          want = input(root, i);
+          break;
+        case CollKind::kAllToAll:
+          want = input(static_cast<int>(i / count), r * count + i % count);
+          break;
+        default:
+          continue;
+      }
+      if (got[i] != want) {
+        return std::string(collName(kind)) + ": rank " + std::to_string(r) + " element " +
+               std::to_string(i) + " is " + std::to_string(got[i]) + ", not " +
+               std::to_string(want);
+      }
+    }
+  }
+  return "";
+}
+
+class ShmPaths : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override { gShared = GetParam().mapped; }
+  void TearDown() override { gShared = false; }
+};
+
+TEST_P(ShmPaths, EveryKindMatchesTheReference) {
+  const Case c = GetParam();
+  ShmSimulator::Options options;
+  options.slotBytes = size_t{256} << 10;
+  ShmSimulator sim(c.n, options);
+  std::vector<CollKind> kinds = {CollKind::kAllReduce,     CollKind::kReduce,
+                                 CollKind::kReduceScatter, CollKind::kAllGather,
+                                 CollKind::kBroadcast,     CollKind::kAllToAll};
+  if (c.path == ShmPath::kDirect) kinds.push_back(CollKind::kBarrier);
+  // Twice through, so that every call starts where the one before left the slots and counters.
+  for (int round = 0; round < 2; ++round) {
+    for (CollKind kind : kinds)
+      ASSERT_EQ(runAndCheck(sim, c, kind), "") << "round " << round;
+  }
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (ShmPath path : {ShmPath::kDirect, ShmPath::kStaged}) {
+    for (int n : {1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64}) {
+      if (path == ShmPath::kDirect && n == 1) continue;  // one rank calls nothing direct
+      std::vector<size_t> counts = {1, 7, 333};
+      if (n <= 8) counts.push_back(path == ShmPath::kDirect ? 2001 : 70001);
+      for (size_t count : counts) {
+        for (bool inPlace : {false, true})
+          out.push_back({path, n, count, inPlace});
+      }
+      if (path == ShmPath::kStaged && n <= 8) {
+        for (bool inPlace : {false, true})
+          out.push_back({path, n, 70001, inPlace, true});
+      }
+    }
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ShmPaths, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           const Case& c = info.param;
+                           return std::string(shmPathName(c.path)) + "_np" + std::to_string(c.n) +
+                                  "_count" + std::to_string(c.count) +
+                                  (c.inPlace ? "_inplace" : "") + (c.mapped ? "_mapped" : "");
+                         });
+
+// A call that does not fit its path is refused, not run.
+TEST(ShmSimulator, RefusesCallsThatDoNotFit) {
+  ShmSimulator sim(2, {});
+  std::vector<CollArgs> args(2);
+  for (int r = 0; r < 2; ++r) {
+    args[r].kind = CollKind::kAllGather;
+    args[r].count = 1u << 20;  // 4 MiB a rank: past the 128K slots
+    args[r].rank = r;
+    args[r].nranks = 2;
+  }
+  Buf a(1u << 20), b(2u << 20);
+  Status s = sim.run(ShmPath::kDirect, args, {a.data(), a.data()}, {b.data(), b.data()},
+                     sizeof(int32_t), nullptr);
+  EXPECT_EQ(s.code(), weftInvalidArgument);
+  EXPECT_NE(s.message().find("does not fit"), std::string::npos) << s.message();
+  args[1].rank = 0;
+  s = sim.run(ShmPath::kStaged, args, {a.data(), a.data()}, {b.data(), b.data()}, sizeof(int32_t),
+              nullptr);
+  EXPECT_EQ(s.code(), weftInvalidArgument);
+}
+
+}  // namespace
+}  // namespace weft
