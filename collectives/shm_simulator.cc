@@ -9,6 +9,7 @@
 #include "collectives/direct.h"
 #include "collectives/slot_area.h"
 #include "collectives/staged.h"
+#include "collectives/timed_choice.h"
 
 namespace weft {
 namespace {
@@ -73,8 +74,14 @@ ShmSimulator::ShmSimulator(int nranks, const Options& options) {
     ranks_.push_back(std::make_unique<Rank>(slotBytes, stagingBytes, options.readsPeers));
     areas.push_back(&ranks_.back()->area);
   }
-  for (int r = 0; r < nranks; ++r)
+  singleCopy_ = options.singleCopy;
+  for (int r = 0; r < nranks; ++r) {
     ranks_[r]->group = std::make_unique<DirectGroup>(r, areas);
+    for (CollKind kind : {CollKind::kAllGather, CollKind::kBroadcast, CollKind::kAllToAll}) {
+      ranks_[r]->group->singleCopyChoice(kind) =
+          TimedChoice(TimedChoice::Mode::kSecond, "single copy", "staged", "single copy");
+    }
+  }
 }
 
 ShmSimulator::~ShmSimulator() = default;
@@ -82,6 +89,13 @@ ShmSimulator::~ShmSimulator() = default;
 bool ShmSimulator::wentMapped() const {
   for (const auto& rank : ranks_) {
     if (!rank->staged.wentMapped()) return false;
+  }
+  return true;
+}
+
+bool ShmSimulator::wentSingleCopy() const {
+  for (const auto& rank : ranks_) {
+    if (!rank->staged.wentSingleCopy()) return false;
   }
   return true;
 }
@@ -116,8 +130,13 @@ Status ShmSimulator::run(ShmPath path, const std::vector<CollArgs>& args,
         return errorf(weftInvalidArgument, "shm simulator: rank %zu's %s cannot stage", r,
                       collName(a.kind));
       }
-      rank.staged.start(rank.group.get(), a, send[r], recv[r], elemSize, reduce,
-                        slotSignature(spec, SlotPath::kStaged), SIZE_MAX);
+      const bool band =
+          singleCopy_ && (a.kind == CollKind::kAllGather || a.kind == CollKind::kBroadcast ||
+                          a.kind == CollKind::kAllToAll);
+      rank.staged.start(
+          rank.group.get(), a, send[r], recv[r], elemSize, reduce,
+          slotSignature(spec, band ? SlotPath::kStagedOrSingleCopy : SlotPath::kStaged), SIZE_MAX,
+          band);
       ops.push_back(&rank.staged);
     }
   }

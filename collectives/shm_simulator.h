@@ -25,6 +25,9 @@ class ShmSimulator {
     // so that a staged call goes round the chunks as often as it can.
     size_t stagingBytes = 0;
     bool readsPeers = true;  // whether the ranks may read each other's memory (single copy)
+    // Staged all-gathers, broadcasts and all-to-alls read the peers' inputs in place (single
+    // copy, as in the band under WEFT_SHM_SINGLE_COPY=always); needs readsPeers.
+    bool singleCopy = false;
   };
 
   ShmSimulator(int nranks, const Options& options);
@@ -39,12 +42,14 @@ class ShmSimulator {
   // error as it is; weftInternalError naming what rank 0 waits for where the ranks stop moving.
   Status run(ShmPath path, const std::vector<CollArgs>& args, const std::vector<const void*>& send,
              const std::vector<void*>& recv, size_t elemSize, ReduceFn reduce);
-  // Whether the last staged call went mapped on every rank.
+  // Whether the last staged call went mapped, or single copy, on every rank.
   bool wentMapped() const;
+  bool wentSingleCopy() const;
 
  private:
   struct Rank;
   std::vector<std::unique_ptr<Rank>> ranks_;
+  bool singleCopy_ = false;
 };
 
 }  // namespace weft

@@ -27,6 +27,7 @@ struct Case {
   size_t count;
   bool inPlace;
   bool mapped = false;
+  bool singleCopy = false;  // staged all-gathers, broadcasts and all-to-alls read in place
 };
 
 // One call of `kind` on every rank, run and checked: the first wrong element, or "".
@@ -73,6 +74,13 @@ std::string runAndCheck(ShmSimulator& sim, const Case& c, CollKind kind) {
   if (!s.ok()) return s.message();
   if (c.path == ShmPath::kStaged && sim.wentMapped() != c.mapped) {
     return std::string(collName(kind)) + (c.mapped ? " did not go mapped" : " went mapped");
+  }
+  const bool band =
+      kind == CollKind::kAllGather || kind == CollKind::kBroadcast || kind == CollKind::kAllToAll;
+  if (c.path == ShmPath::kStaged && !c.mapped && n > 1 &&
+      sim.wentSingleCopy() != (c.singleCopy && band)) {
+    return std::string(collName(kind)) +
+           (c.singleCopy ? " did not go single copy" : " went single copy");
   }
   for (int r = 0; r < n; ++r) {
     const int32_t* got = static_cast<const int32_t*>(recv[r]);
@@ -122,6 +130,7 @@ TEST_P(ShmPaths, EveryKindMatchesTheReference) {
   const Case c = GetParam();
   ShmSimulator::Options options;
   options.slotBytes = size_t{256} << 10;
+  options.singleCopy = c.singleCopy;
   ShmSimulator sim(c.n, options);
   std::vector<CollKind> kinds = {CollKind::kAllReduce,     CollKind::kReduce,
                                  CollKind::kReduceScatter, CollKind::kAllGather,
@@ -149,6 +158,10 @@ std::vector<Case> cases() {
         for (bool inPlace : {false, true})
           out.push_back({path, n, 70001, inPlace, true});
       }
+      if (path == ShmPath::kStaged && n >= 2) {
+        for (bool inPlace : {false, true})
+          out.push_back({path, n, n <= 8 ? size_t{70001} : size_t{333}, inPlace, false, true});
+      }
     }
   }
   return out;
@@ -159,7 +172,8 @@ INSTANTIATE_TEST_SUITE_P(All, ShmPaths, ::testing::ValuesIn(cases()),
                            const Case& c = info.param;
                            return std::string(shmPathName(c.path)) + "_np" + std::to_string(c.n) +
                                   "_count" + std::to_string(c.count) +
-                                  (c.inPlace ? "_inplace" : "") + (c.mapped ? "_mapped" : "");
+                                  (c.inPlace ? "_inplace" : "") + (c.mapped ? "_mapped" : "") +
+                                  (c.singleCopy ? "_singlecopy" : "");
                          });
 
 // A call that does not fit its path is refused, not run.
