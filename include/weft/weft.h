@@ -29,6 +29,7 @@ extern "C" {
 
 typedef struct weftComm* weftComm_t;
 typedef struct weftStream* weftStream_t;
+typedef struct weftWindow* weftWindow_t;
 
 #define WEFT_UNIQUE_ID_BYTES 128
 typedef struct {
@@ -212,6 +213,36 @@ weftResult_t weftGroupEnd(void);
  * keep it alive until the communicator is destroyed (they cache their mappings). */
 weftResult_t weftMemAlloc(void** ptr, size_t size);
 weftResult_t weftMemFree(void* ptr);
+
+/* Windows (as ncclCommWindowRegister): every rank lends its peers `size` bytes at buff, which
+ * must be weftMemAlloc memory and stay allocated until deregistered, and each peer may then put
+ * into it, host-side, and signal. Both calls are collective: every rank of comm calls them, in
+ * the same order as its collectives, outside groups. For now every rank of comm must be on this
+ * host, sharing memory (else weftInvalidUsage). winFlags: WEFT_WIN_DEFAULT. Deregister waits for
+ * every rank (a barrier); destroying the communicator frees its windows. */
+#define WEFT_WIN_DEFAULT 0
+weftResult_t weftCommWindowRegister(weftComm_t comm, void* buff, size_t size, weftWindow_t* win,
+                                    int winFlags);
+weftResult_t weftCommWindowDeregister(weftComm_t comm, weftWindow_t win);
+/* One-sided, on the calling thread in turn with comm's other calls (stream must be NULL; ctx
+ * and flags 0): copies count elements from localbuff into peer's part of peerWin at
+ * peerWinOffset bytes, then raises the window's signal sigIdx (0 to 7) that peer keeps for this
+ * rank. count 0 only signals. */
+weftResult_t weftPutSignal(const void* localbuff, size_t count, weftDataType_t datatype, int peer,
+                           weftWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx,
+                           unsigned int flags, weftComm_t comm, weftStream_t stream);
+/* Waits until each descriptor's signal, from its peer, has been raised opCnt more times (since
+ * the waits before took theirs); the data of those puts is then in this rank's part. WEFT_TIMEOUT
+ * without a raise, or a peer that dies, is an error naming the peer and the signal. Signals
+ * belong to the window (unlike NCCL's, which belong to the communicator). */
+typedef struct {
+  int opCnt;
+  int peer;
+  int sigIdx;
+  int ctx;
+} weftWaitSignalDesc_t;
+weftResult_t weftWaitSignal(int nDesc, const weftWaitSignalDesc_t* signalDescs, weftWindow_t win,
+                            weftComm_t comm, weftStream_t stream);
 
 /* CPU streams: calls on a stream return at once and run in order on its worker thread. */
 weftResult_t weftStreamCreate(weftStream_t* stream);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/api/api_util.h"
+#include "src/api/windows.h"
 #include "src/base/env.h"
 #include "src/base/log.h"
 #include "src/bootstrap/launch_env.h"
@@ -91,6 +92,7 @@ Status release(Communicator* comm) {
               comm->describe().c_str());
     return drained;
   }
+  dropWindowsOf(comm);
   delete comm;
   return okStatus();
 }

@@ -1,0 +1,182 @@
+#include "src/comm/registered_window.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "collectives/datatype.h"
+#include "src/base/wait.h"
+#include "src/comm/communicator.h"
+
+namespace weft {
+namespace {
+
+constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
+
+size_t signalBytes(int nranks) {
+  return static_cast<size_t>(nranks) * RegisteredWindow::kSignals * sizeof(uint64_t);
+}
+
+}  // namespace
+
+RegisteredWindow::RegisteredWindow(Communicator& comm, void* base, size_t bytes)
+    : comm_(comm), base_(base), bytes_(bytes) {}
+
+RegisteredWindow::~RegisteredWindow() {
+  if (signals_ != nullptr) (void)freeShareable(signals_);
+}
+
+Status RegisteredWindow::create(Communicator& comm, void* base, size_t bytes,
+                                RegisteredWindow** window, Part* out) {
+  if (comm.direct() == nullptr && comm.nranks() > 1) {
+    return Status(weftInvalidUsage,
+                  "windows need every rank of the communicator on this host, sharing memory "
+                  "(across hosts and over tcp they are not supported yet)");
+  }
+  Part mine;
+  std::memset(static_cast<void*>(&mine), 0, sizeof(mine));  // padding too: it travels to peers
+  mine.pid = static_cast<int32_t>(getpid());
+  mine.bytes = bytes;
+  if (bytes > 0 && !findShareable(base, bytes, &mine.buffer)) {
+    return Status(weftInvalidArgument,
+                  "the buffer does not lie in one weftMemAlloc allocation (peers map windows in "
+                  "place, so they must be shareable memory)");
+  }
+  auto w = std::unique_ptr<RegisteredWindow>(new RegisteredWindow(comm, base, bytes));
+  WEFT_RETURN_IF_ERROR(allocateShareable(signalBytes(comm.nranks()), &w->signals_));
+  if (!findShareable(w->signals_, signalBytes(comm.nranks()), &mine.signals)) {
+    return Status(weftInternalError, "a window's signals are not shareable memory");
+  }
+  w->taken_.assign(static_cast<size_t>(comm.nranks()) * kSignals, 0);
+  *out = mine;
+  *window = w.release();
+  return okStatus();
+}
+
+Status RegisteredWindow::open(const std::vector<Part>& parts) {
+  const int n = comm_.nranks();
+  if (parts.size() != static_cast<size_t>(n)) {
+    return errorf(weftInternalError, "%zu window parts for %d ranks", parts.size(), n);
+  }
+  peerBase_.assign(static_cast<size_t>(n), nullptr);
+  peerBytes_.assign(static_cast<size_t>(n), 0);
+  peerSignals_.assign(static_cast<size_t>(n), nullptr);
+  mappings_.beginCall();  // every mapping below stays for the window's life
+  for (int r = 0; r < n; ++r) {
+    const Part& p = parts[static_cast<size_t>(r)];
+    peerBytes_[r] = p.bytes;
+    if (r == comm_.rank()) {
+      peerBase_[r] = static_cast<char*>(base_);
+      peerSignals_[r] = static_cast<char*>(signals_);
+      continue;
+    }
+    if (p.bytes > 0) {
+      WEFT_RETURN_IF_ERROR(mappings_.map(p.pid, p.buffer, p.bytes, {0, 0}, &peerBase_[r])
+                               .withContext(strprintf("mapping rank %d's part", r)));
+    }
+    WEFT_RETURN_IF_ERROR(
+        mappings_.map(p.pid, p.signals, signalBytes(n), {0, signalBytes(n)}, &peerSignals_[r])
+            .withContext(strprintf("mapping rank %d's signals", r)));
+  }
+  return okStatus();
+}
+
+std::atomic<uint64_t>* RegisteredWindow::ownSignal(int peer, int sigIdx) const {
+  auto* words = reinterpret_cast<std::atomic<uint64_t>*>(signals_);
+  return words + static_cast<size_t>(peer) * kSignals + static_cast<size_t>(sigIdx);
+}
+
+Status RegisteredWindow::putSignal(const void* from, size_t count, weftDataType_t type, int peer,
+                                   size_t offset, int sigIdx) {
+  if (!validType(type)) {
+    return errorf(weftInvalidArgument, "unknown data type %d", static_cast<int>(type));
+  }
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(count, typeSize(type), &bytes)) {
+    return errorf(weftInvalidArgument, "count %zu is too large", count);
+  }
+  WEFT_RETURN_IF_ERROR(checkSignal(peer, sigIdx));
+  const size_t size = peerBytes_[peer];
+  if (offset > size || bytes > size - offset) {
+    return errorf(weftInvalidArgument,
+                  "%zu bytes at offset %zu do not fit rank %d's part of the window (%zu bytes)",
+                  bytes, offset, peer, size);
+  }
+  if (bytes > 0 && from == nullptr) return Status(weftInvalidArgument, "localbuff is NULL");
+  const uint64_t ticket = comm_.takeTicket();
+  Status s = comm_.waitForTurn(ticket);
+  if (s.ok()) s = comm_.usable();
+  if (s.ok()) {
+    if (bytes > 0) std::memmove(peerBase_[peer] + offset, from, bytes);
+    auto* words = reinterpret_cast<std::atomic<uint64_t>*>(peerSignals_[peer]);
+    words[static_cast<size_t>(comm_.rank()) * kSignals + static_cast<size_t>(sigIdx)].fetch_add(
+        1, std::memory_order_release);
+  }
+  comm_.endTurn();
+  return s;
+}
+
+Status RegisteredWindow::checkSignal(int peer, int sigIdx) const {
+  const int n = comm_.nranks();
+  if (peer < 0 || peer >= n) {
+    return errorf(weftInvalidArgument, "peer %d is out of range (communicator of %d ranks)", peer,
+                  n);
+  }
+  if (sigIdx < 0 || sigIdx >= kSignals) {
+    return errorf(weftInvalidArgument, "sigIdx %d is out of range (0 to %d)", sigIdx, kSignals - 1);
+  }
+  return okStatus();
+}
+
+Status RegisteredWindow::waitSignals(const std::vector<SignalWait>& waits) {
+  for (const SignalWait& w : waits) {
+    WEFT_RETURN_IF_ERROR(checkSignal(w.peer, w.sigIdx));
+    if (w.count < 0) return errorf(weftInvalidArgument, "opCnt %d is negative", w.count);
+  }
+  // In turn with the communicator's other operations; its destruction waits for this.
+  const uint64_t ticket = comm_.takeTicket();
+  Status s = comm_.waitForTurn(ticket);
+  for (size_t i = 0; s.ok() && i < waits.size(); ++i)
+    s = waitOne(waits[i]);
+  comm_.endTurn();
+  return s;
+}
+
+Status RegisteredWindow::waitOne(const SignalWait& w) {
+  uint64_t& taken = taken_[static_cast<size_t>(w.peer) * kSignals + static_cast<size_t>(w.sigIdx)];
+  const uint64_t want = taken + static_cast<uint64_t>(w.count);
+  const std::atomic<uint64_t>* signal = ownSignal(w.peer, w.sigIdx);
+  const int64_t timeoutMs = comm_.config().timeoutMs;
+  Deadline deadline = Deadline::after(timeoutMs);
+  Backoff backoff = Backoff::forProgress(comm_.idleWait());
+  auto lastCheck = Clock::now();
+  uint64_t seen = signal->load(std::memory_order_acquire);
+  const auto context = [&] {
+    return strprintf("waiting for signal %d from rank %d (%llu of %d puts arrived)", w.sigIdx,
+                     w.peer, static_cast<unsigned long long>(seen - taken), w.count);
+  };
+  while (seen < want) {
+    WEFT_RETURN_IF_ERROR(comm_.usable().withContext(context()));
+    const auto now = Clock::now();
+    if (now - lastCheck > kPeerCheckInterval) {
+      lastCheck = now;
+      WEFT_RETURN_IF_ERROR(comm_.checkPeers({w.peer}).withContext(context()));
+    }
+    if (deadline.expired()) {
+      return errorf(weftTimeout, "timed out after %.1f s without a put: %s",
+                    static_cast<double>(timeoutMs) / 1000.0, context().c_str());
+    }
+    backoff.pause();
+    const uint64_t now2 = signal->load(std::memory_order_acquire);
+    if (now2 != seen) {  // progress: the timeout counts from here
+      seen = now2;
+      deadline = Deadline::after(timeoutMs);
+      backoff.reset();
+    }
+  }
+  taken = want;
+  return okStatus();
+}
+
+}  // namespace weft

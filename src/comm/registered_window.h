@@ -1,0 +1,84 @@
+// RegisteredWindow: memory that every rank of a communicator lends its peers
+// (weftCommWindowRegister), and the one-sided calls on it (weftPutSignal, weftWaitSignal),
+// host-side. Each rank's part is a weftMemAlloc buffer, which every peer on the host maps; each
+// rank also lends kSignals counters per peer, which that peer bumps after its puts into the rank's
+// part, and which the rank waits on. A put is a copy into the mapped part and a release increment
+// of the signal; a wait sees the data of every put whose signal it saw. For now only communicators
+// whose ranks all share memory have windows; across hosts (tcp, emulating puts with messages) is
+// not built yet.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "src/base/status.h"
+#include "transports/shareable_memory.h"
+#include "weft/weft.h"
+
+namespace weft {
+
+class Communicator;
+
+class RegisteredWindow {
+ public:
+  static constexpr int kSignals = 8;  // per peer: sigIdx 0..7
+
+  // What a rank publishes of its part to its peers.
+  struct Part {
+    int32_t pid = 0;
+    uint32_t reserved = 0;
+    uint64_t bytes = 0;
+    MemoryRef buffer;
+    MemoryRef signals;
+  };
+
+  ~RegisteredWindow();
+  RegisteredWindow(const RegisteredWindow&) = delete;
+  RegisteredWindow& operator=(const RegisteredWindow&) = delete;
+
+  // This rank's part: `bytes` at `base`, which must lie in weftMemAlloc memory. *out is what
+  // the peers need, once all-gathered, for open().
+  static Status create(Communicator& comm, void* base, size_t bytes, RegisteredWindow** window,
+                       Part* out);
+  // Maps every peer's part and signals from what each published.
+  Status open(const std::vector<Part>& parts);
+
+  Communicator& comm() const { return comm_; }
+  // Both take the communicator's turn, so they run in order with its other operations, and its
+  // destruction waits for them.
+  // Copies `count` elements of `type` from `from` to peer's part at `offset` bytes, then adds
+  // one to the peer's signal `sigIdx` from this rank.
+  Status putSignal(const void* from, size_t count, weftDataType_t type, int peer, size_t offset,
+                   int sigIdx);
+  // Waits until each (peer, sigIdx, count)'s signal to this rank has risen `count` times since
+  // the waits before took theirs; an error once WEFT_TIMEOUT passes without one rising, or a
+  // peer waited for dies. Signals that arrived before an error stay taken.
+  struct SignalWait {
+    int peer;
+    int sigIdx;
+    int count;
+  };
+  Status waitSignals(const std::vector<SignalWait>& waits);
+
+ private:
+  RegisteredWindow(Communicator& comm, void* base, size_t bytes);
+  Status checkSignal(int peer, int sigIdx) const;
+  Status waitOne(const SignalWait& w);
+  std::atomic<uint64_t>* ownSignal(int peer, int sigIdx) const;
+
+  Communicator& comm_;
+  void* base_;
+  size_t bytes_;
+  void* signals_ = nullptr;  // this rank's: kSignals per peer, shareable
+  PeerMappings mappings_;
+  std::vector<char*> peerBase_;     // each peer's part here (nullptr for this rank)
+  std::vector<size_t> peerBytes_;   // its size
+  std::vector<char*> peerSignals_;  // each peer's signals here
+  std::vector<uint64_t> taken_;     // per peer and signal, what the waits have taken
+};
+
+}  // namespace weft
