@@ -14,7 +14,6 @@
 namespace weft {
 namespace {
 
-constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 // Rounds of progress over every rank before the ranks count as stuck: far more than any call
 // needs, since each round moves every rank that can move.
@@ -68,7 +67,7 @@ struct ShmSimulator::Rank {
 ShmSimulator::ShmSimulator(int nranks, const Options& options) {
   const size_t slotBytes = wholePages(options.slotBytes);
   const size_t stagingBytes = wholePages(
-      options.stagingBytes != 0 ? options.stagingBytes : 8 * kLine * static_cast<size_t>(nranks));
+      options.stagingBytes != 0 ? options.stagingBytes : StagedOp::leastStagingBytes(nranks));
   std::vector<const SlotArea*> areas;
   for (int r = 0; r < nranks; ++r) {
     ranks_.push_back(std::make_unique<Rank>(slotBytes, stagingBytes, options.readsPeers));

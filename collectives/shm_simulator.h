@@ -21,8 +21,8 @@ class ShmSimulator {
  public:
   struct Options {
     size_t slotBytes = size_t{128} << 10;  // each of a rank's two slots
-    // A rank's staging area; 0: the least that holds a line per rank in each of its 8 chunks,
-    // so that a staged call goes round the chunks as often as it can.
+    // A rank's staging area; 0: the least that holds a line per rank in each chunk
+    // (StagedOp::leastStagingBytes), so that a staged call goes round the chunks most often.
     size_t stagingBytes = 0;
     bool readsPeers = true;  // whether the ranks may read each other's memory (single copy)
     // Staged all-gathers, broadcasts and all-to-alls read the peers' inputs in place (single

@@ -32,6 +32,10 @@ bool StagedOp::fits(const DirectGroup& g, const CollArgs& a) {
          shmPathSupports(ShmPath::kStaged, a.kind);
 }
 
+size_t StagedOp::leastStagingBytes(int nranks) {
+  return kChunksInFlight * kLine * static_cast<size_t>(nranks);
+}
+
 bool StagedOp::perBlock() const {
   return args_.kind == CollKind::kReduceScatter || args_.kind == CollKind::kAllToAll;
 }

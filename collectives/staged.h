@@ -68,6 +68,8 @@ class StagedOp : public GroupOp {
   // Whether this collective can go staged: its kind has a staged form and the staging areas
   // hold a cache line per rank. Depends only on values every rank shares.
   static bool fits(const DirectGroup& group, const CollArgs& args);
+  // The smallest staging area that holds a cache line per rank in each chunk in flight.
+  static size_t leastStagingBytes(int nranks);
   // As DirectOp::start; fits() must hold. When a rank's output is streamBytes or more, the drain
   // copies it out with non-temporal stores (collectives/stream_copy.h): it would not stay in cache
   // anyway. Sums reduced straight into the output (reduce_scatter's drain, a 2-rank all_reduce

@@ -18,10 +18,14 @@ size_t signalBytes(int nranks) {
   return static_cast<size_t>(nranks) * RegisteredWindow::kSignals * sizeof(uint64_t);
 }
 
+// Signals by rank, kSignals each: the index of rank's signal sigIdx in a block, or in taken_.
+size_t signalIndex(int rank, int sigIdx) {
+  return static_cast<size_t>(rank) * RegisteredWindow::kSignals + static_cast<size_t>(sigIdx);
+}
+
 }  // namespace
 
-RegisteredWindow::RegisteredWindow(Communicator& comm, void* base, size_t bytes)
-    : comm_(comm), base_(base), bytes_(bytes) {}
+RegisteredWindow::RegisteredWindow(Communicator& comm, void* base) : comm_(comm), base_(base) {}
 
 RegisteredWindow::~RegisteredWindow() {
   if (signals_ != nullptr) (void)freeShareable(signals_);
@@ -43,7 +47,7 @@ Status RegisteredWindow::create(Communicator& comm, void* base, size_t bytes,
                   "the buffer does not lie in one weftMemAlloc allocation (peers map windows in "
                   "place, so they must be shareable memory)");
   }
-  auto w = std::unique_ptr<RegisteredWindow>(new RegisteredWindow(comm, base, bytes));
+  auto w = std::unique_ptr<RegisteredWindow>(new RegisteredWindow(comm, base));
   WEFT_RETURN_IF_ERROR(allocateShareable(signalBytes(comm.nranks()), &w->signals_));
   if (!findShareable(w->signals_, signalBytes(comm.nranks()), &mine.signals)) {
     return Status(weftInternalError, "a window's signals are not shareable memory");
@@ -82,9 +86,8 @@ Status RegisteredWindow::open(const std::vector<Part>& parts) {
   return okStatus();
 }
 
-std::atomic<uint64_t>* RegisteredWindow::ownSignal(int peer, int sigIdx) const {
-  auto* words = reinterpret_cast<std::atomic<uint64_t>*>(signals_);
-  return words + static_cast<size_t>(peer) * kSignals + static_cast<size_t>(sigIdx);
+std::atomic<uint64_t>* RegisteredWindow::signalIn(char* block, int from, int sigIdx) {
+  return reinterpret_cast<std::atomic<uint64_t>*>(block) + signalIndex(from, sigIdx);
 }
 
 Status RegisteredWindow::putSignal(const void* from, size_t count, weftDataType_t type, int peer,
@@ -109,9 +112,7 @@ Status RegisteredWindow::putSignal(const void* from, size_t count, weftDataType_
   if (s.ok()) s = comm_.usable();
   if (s.ok()) {
     if (bytes > 0) std::memmove(peerBase_[peer] + offset, from, bytes);
-    auto* words = reinterpret_cast<std::atomic<uint64_t>*>(peerSignals_[peer]);
-    words[static_cast<size_t>(comm_.rank()) * kSignals + static_cast<size_t>(sigIdx)].fetch_add(
-        1, std::memory_order_release);
+    signalIn(peerSignals_[peer], comm_.rank(), sigIdx)->fetch_add(1, std::memory_order_release);
   }
   comm_.endTurn();
   return s;
@@ -144,9 +145,9 @@ Status RegisteredWindow::waitSignals(const std::vector<SignalWait>& waits) {
 }
 
 Status RegisteredWindow::waitOne(const SignalWait& w) {
-  uint64_t& taken = taken_[static_cast<size_t>(w.peer) * kSignals + static_cast<size_t>(w.sigIdx)];
+  uint64_t& taken = taken_[signalIndex(w.peer, w.sigIdx)];
   const uint64_t want = taken + static_cast<uint64_t>(w.count);
-  const std::atomic<uint64_t>* signal = ownSignal(w.peer, w.sigIdx);
+  const std::atomic<uint64_t>* signal = signalIn(static_cast<char*>(signals_), w.peer, w.sigIdx);
   const int64_t timeoutMs = comm_.config().timeoutMs;
   Deadline deadline = Deadline::after(timeoutMs);
   Backoff backoff = Backoff::forProgress(comm_.idleWait());

@@ -65,14 +65,14 @@ class RegisteredWindow {
   Status waitSignals(const std::vector<SignalWait>& waits);
 
  private:
-  RegisteredWindow(Communicator& comm, void* base, size_t bytes);
+  RegisteredWindow(Communicator& comm, void* base);
   Status checkSignal(int peer, int sigIdx) const;
   Status waitOne(const SignalWait& w);
-  std::atomic<uint64_t>* ownSignal(int peer, int sigIdx) const;
+  // Where a signal block (this rank's or a peer's) keeps the signal sigIdx from rank `from`.
+  static std::atomic<uint64_t>* signalIn(char* block, int from, int sigIdx);
 
   Communicator& comm_;
   void* base_;
-  size_t bytes_;
   void* signals_ = nullptr;  // this rank's: kSignals per peer, shareable
   PeerMappings mappings_;
   std::vector<char*> peerBase_;     // each peer's part here (nullptr for this rank)
