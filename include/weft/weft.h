@@ -215,11 +215,14 @@ weftResult_t weftMemAlloc(void** ptr, size_t size);
 weftResult_t weftMemFree(void* ptr);
 
 /* Windows (as ncclCommWindowRegister): every rank lends its peers `size` bytes at buff, which
- * must be weftMemAlloc memory and stay allocated until deregistered, and each peer may then put
- * into it, host-side, and signal. Both calls are collective: every rank of comm calls them, in
- * the same order as its collectives, outside groups. For now every rank of comm must be on this
- * host, sharing memory (else weftInvalidUsage). winFlags: WEFT_WIN_DEFAULT. Deregister waits for
- * every rank (a barrier); destroying the communicator frees its windows. */
+ * must stay allocated until deregistered, and each peer may then put into it, host-side, and
+ * signal. Peers on this host map the part in place, so there it must be weftMemAlloc memory;
+ * peers across hosts (or over WEFT_TRANSPORT=tcp) put through tcp connections of the window's
+ * own, which a thread of the window moves, so their puts land while this rank computes. Both
+ * calls are collective: every rank of comm calls them, in the same order as its collectives,
+ * outside groups; one rank's bad arguments fail every rank's call. winFlags: WEFT_WIN_DEFAULT.
+ * Deregister waits for every rank, and for the puts made before it to land; destroying the
+ * communicator frees its windows. */
 #define WEFT_WIN_DEFAULT 0
 weftResult_t weftCommWindowRegister(weftComm_t comm, void* buff, size_t size, weftWindow_t* win,
                                     int winFlags);
@@ -227,7 +230,8 @@ weftResult_t weftCommWindowDeregister(weftComm_t comm, weftWindow_t win);
 /* One-sided, on the calling thread in turn with comm's other calls (stream must be NULL; ctx
  * and flags 0): copies count elements from localbuff into peer's part of peerWin at
  * peerWinOffset bytes, then raises the window's signal sigIdx (0 to 7) that peer keeps for this
- * rank. count 0 only signals. */
+ * rank. count 0 only signals. Returns once localbuff may change (across hosts: the data is on
+ * its way). */
 weftResult_t weftPutSignal(const void* localbuff, size_t count, weftDataType_t datatype, int peer,
                            weftWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx,
                            unsigned int flags, weftComm_t comm, weftStream_t stream);

@@ -154,15 +154,16 @@ weftResult_t weftCommWindowDeregister(weftComm_t comm, weftWindow_t win) {
   if (!s.ok()) return weft::report(s.withContext("weftCommWindowDeregister"), c);
   std::shared_ptr<weft::RegisteredWindow> w;
   s = weft::lookupWindow(win, comm, &w);
+  // Every rank, whatever its handle: once all have reached this, no peer puts into this rank's
+  // part any more; a rank with a bad handle fails every rank's call, and nobody's window goes.
+  s = weft::agreeAll(comm, s, "deregistering the window");
   if (s.ok()) {
     weft::Windows& all = weft::windows();
-    std::lock_guard<std::mutex> lock(all.mutex);
-    all.byHandle.erase(reinterpret_cast<uintptr_t>(win));
-  }
-  // Every rank, whatever its handle: no peer puts into this rank's part once it is gone, and a
-  // rank with a bad handle does not leave the others waiting here.
-  if (weftBarrier(comm, nullptr) != weftSuccess && s.ok()) {
-    s = Status(weftRemoteError, "the ranks did not all reach the deregistration");
+    {
+      std::lock_guard<std::mutex> lock(all.mutex);
+      all.byHandle.erase(reinterpret_cast<uintptr_t>(win));
+    }
+    s = w->finishRemotePuts();
   }
   return weft::report(s.withContext("weftCommWindowDeregister"), c);
 }

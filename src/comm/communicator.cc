@@ -169,6 +169,9 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   ctx.allGather = [this](const Blob& mine, std::vector<Blob>* all) {
     return bootstrap_->allGather(mine, all);
   };
+  anyNet_ = anyNet;
+  secret_ = id.secret;
+  netAddress_ = ctx.localAddress;
   std::vector<std::unique_ptr<Link>> shmLinks;
   std::vector<std::unique_ptr<Link>> netLinks;
   WEFT_RETURN_IF_ERROR(shm::connect(ctx, shmPeers, &shmLinks).withContext("shm transport"));
@@ -255,6 +258,22 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
             describe().c_str(), shmPeers.size(), net_.c_str(), netPeers.size(),
             ranks[rank_].hostname, idleWaitName(idleWait()));
   return okStatus();
+}
+
+Status Communicator::connectExtraLinks(const std::vector<int>& peers,
+                                       std::vector<std::unique_ptr<Link>>* links) {
+  TransportContext ctx;
+  ctx.rank = rank_;
+  ctx.nranks = nranks_;
+  ctx.commTag = tag();
+  ctx.secret = secret_;
+  ctx.deadline = Deadline::after(config_.timeoutMs);
+  ctx.abort = &abort_;
+  ctx.localAddress = netAddress_;
+  ctx.allGather = [this](const Blob& mine, std::vector<Blob>* all) {
+    return bootstrap_->allGather(mine, all);
+  };
+  return tcp::connect(ctx, peers, links).withContext("tcp links for a window");
 }
 
 Status Communicator::chooseNet() {

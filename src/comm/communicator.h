@@ -3,6 +3,7 @@
 // connect, and collectives get channels, a cost model and an issue order.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "collectives/schedule.h"
 #include "collectives/single_copy.h"
 #include "collectives/staged.h"
+#include "src/base/socket.h"
 #include "src/base/status.h"
 #include "src/bootstrap/bootstrap.h"
 #include "src/comm/config.h"
@@ -139,6 +141,14 @@ class Communicator {
   weftResult_t asyncError() const;
   // Asks the transports whether these peers are still there.
   Status checkPeers(const std::vector<int>& peers);
+  // Whether any two ranks of the communicator meet over the network, from data every rank holds
+  // alike.
+  bool anyNet() const { return anyNet_; }
+  // Connects tcp links of their own to `peers` (for a window's puts, src/comm/remote_puts.h),
+  // authenticated as the communicator's. Collective: every rank calls it, with the peers it
+  // shares no memory with (maybe none).
+  Status connectExtraLinks(const std::vector<int>& peers,
+                           std::vector<std::unique_ptr<Link>>* links);
 
   void setLastError(const std::string& message);
   std::string lastError() const;
@@ -179,6 +189,9 @@ class Communicator {
   HostGroups hostGroups_;
   bool oversubscribed_ = false;
   bool socketPeers_ = false;
+  bool anyNet_ = false;
+  std::array<uint8_t, 16> secret_{};  // the unique id's, which every connection presents
+  SockAddr netAddress_;               // where this rank's tcp links listen (port 0)
   IdleWait idleWait_ = IdleWait::kSpin;
   std::string net_ = "tcp";  // the network transport: tcp or ucx
   AlgoOverride algoOverride_;

@@ -33,21 +33,20 @@ RegisteredWindow::~RegisteredWindow() {
 
 Status RegisteredWindow::create(Communicator& comm, void* base, size_t bytes,
                                 RegisteredWindow** window, Part* out) {
-  if (comm.direct() == nullptr && comm.nranks() > 1) {
-    return Status(weftInvalidUsage,
-                  "windows need every rank of the communicator on this host, sharing memory "
-                  "(across hosts and over tcp they are not supported yet)");
-  }
+  auto w = std::unique_ptr<RegisteredWindow>(new RegisteredWindow(comm, base));
+  bool mapped = false;  // some peer maps this part
+  for (int r = 0; r < comm.nranks(); ++r)
+    mapped = mapped || (r != comm.rank() && w->sharesMemoryWith(r));
   Part mine;
   std::memset(static_cast<void*>(&mine), 0, sizeof(mine));  // padding too: it travels to peers
   mine.pid = static_cast<int32_t>(getpid());
   mine.bytes = bytes;
-  if (bytes > 0 && !findShareable(base, bytes, &mine.buffer)) {
+  if (bytes > 0 && base == nullptr) return Status(weftInvalidArgument, "buff is NULL");
+  if (bytes > 0 && mapped && !findShareable(base, bytes, &mine.buffer)) {
     return Status(weftInvalidArgument,
-                  "the buffer does not lie in one weftMemAlloc allocation (peers map windows in "
-                  "place, so they must be shareable memory)");
+                  "the buffer does not lie in one weftMemAlloc allocation (peers on this host map "
+                  "windows in place, so they must be shareable memory)");
   }
-  auto w = std::unique_ptr<RegisteredWindow>(new RegisteredWindow(comm, base));
   WEFT_RETURN_IF_ERROR(allocateShareable(signalBytes(comm.nranks()), &w->signals_));
   if (!findShareable(w->signals_, signalBytes(comm.nranks()), &mine.signals)) {
     return Status(weftInternalError, "a window's signals are not shareable memory");
@@ -66,6 +65,8 @@ Status RegisteredWindow::open(const std::vector<Part>& parts) {
   peerBase_.assign(static_cast<size_t>(n), nullptr);
   peerBytes_.assign(static_cast<size_t>(n), 0);
   peerSignals_.assign(static_cast<size_t>(n), nullptr);
+  // First, since every rank must take part, even one whose mappings below fail.
+  WEFT_RETURN_IF_ERROR(connectRemotePeers(parts));
   mappings_.beginCall();  // every mapping below stays for the window's life
   for (int r = 0; r < n; ++r) {
     const Part& p = parts[static_cast<size_t>(r)];
@@ -75,6 +76,7 @@ Status RegisteredWindow::open(const std::vector<Part>& parts) {
       peerSignals_[r] = static_cast<char*>(signals_);
       continue;
     }
+    if (!sharesMemoryWith(r)) continue;
     if (p.bytes > 0) {
       WEFT_RETURN_IF_ERROR(mappings_.map(p.pid, p.buffer, p.bytes, {0, 0}, &peerBase_[r])
                                .withContext(strprintf("mapping rank %d's part", r)));
@@ -84,6 +86,32 @@ Status RegisteredWindow::open(const std::vector<Part>& parts) {
             .withContext(strprintf("mapping rank %d's signals", r)));
   }
   return okStatus();
+}
+
+bool RegisteredWindow::sharesMemoryWith(int peer) const {
+  const Link* link = comm_.link(peer);
+  return link != nullptr && link->peerWindow() != nullptr;
+}
+
+Status RegisteredWindow::connectRemotePeers(const std::vector<Part>& parts) {
+  if (!comm_.anyNet()) return okStatus();  // no rank has such peers: nobody connects
+  std::vector<int> peers;
+  std::vector<PutTarget> targets;
+  for (int r = 0; r < comm_.nranks(); ++r) {
+    if (r == comm_.rank() || sharesMemoryWith(r)) continue;
+    peers.push_back(r);
+    targets.push_back(PutTarget{static_cast<char*>(base_), parts[comm_.rank()].bytes,
+                                signalIn(static_cast<char*>(signals_), r, 0), kSignals});
+  }
+  std::vector<std::unique_ptr<Link>> links;
+  WEFT_RETURN_IF_ERROR(comm_.connectExtraLinks(peers, &links));
+  if (peers.empty()) return okStatus();
+  return RemotePuts::start(std::move(links), peers, targets, &remote_);
+}
+
+Status RegisteredWindow::finishRemotePuts() {
+  if (remote_ == nullptr) return okStatus();
+  return remote_->finish(comm_.config().timeoutMs, comm_.abortFlag());
 }
 
 std::atomic<uint64_t>* RegisteredWindow::signalIn(char* block, int from, int sigIdx) {
@@ -110,7 +138,10 @@ Status RegisteredWindow::putSignal(const void* from, size_t count, weftDataType_
   const uint64_t ticket = comm_.takeTicket();
   Status s = comm_.waitForTurn(ticket);
   if (s.ok()) s = comm_.usable();
-  if (s.ok()) {
+  if (s.ok() && peerSignals_[peer] == nullptr) {
+    s = remote_->put(peer, from, bytes, offset, sigIdx, comm_.config().timeoutMs,
+                     comm_.abortFlag());
+  } else if (s.ok()) {
     if (bytes > 0) std::memmove(peerBase_[peer] + offset, from, bytes);
     signalIn(peerSignals_[peer], comm_.rank(), sigIdx)->fetch_add(1, std::memory_order_release);
   }
@@ -152,6 +183,9 @@ Status RegisteredWindow::waitOne(const SignalWait& w) {
   Deadline deadline = Deadline::after(timeoutMs);
   Backoff backoff = Backoff::forProgress(comm_.idleWait());
   auto lastCheck = Clock::now();
+  // Signals from peers across hosts rise in the window's thread, which wakes the wait.
+  const bool remote = remote_ != nullptr && remote_->reaches(w.peer);
+  uint64_t moves = remote ? remote_->moves() : 0;
   uint64_t seen = signal->load(std::memory_order_acquire);
   const auto context = [&] {
     return strprintf("waiting for signal %d from rank %d (%llu of %d puts arrived)", w.sigIdx,
@@ -159,6 +193,7 @@ Status RegisteredWindow::waitOne(const SignalWait& w) {
   };
   while (seen < want) {
     WEFT_RETURN_IF_ERROR(comm_.usable().withContext(context()));
+    if (remote) WEFT_RETURN_IF_ERROR(remote_->failure(w.peer).withContext(context()));
     const auto now = Clock::now();
     if (now - lastCheck > kPeerCheckInterval) {
       lastCheck = now;
@@ -168,7 +203,11 @@ Status RegisteredWindow::waitOne(const SignalWait& w) {
       return errorf(weftTimeout, "timed out after %.1f s without a put: %s",
                     static_cast<double>(timeoutMs) / 1000.0, context().c_str());
     }
-    backoff.pause();
+    if (remote) {
+      remote_->awaitMove(&moves, kPeerCheckInterval);
+    } else {
+      backoff.pause();
+    }
     const uint64_t now2 = signal->load(std::memory_order_acquire);
     if (now2 != seen) {  // progress: the timeout counts from here
       seen = now2;

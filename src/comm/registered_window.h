@@ -1,11 +1,11 @@
 // RegisteredWindow: memory that every rank of a communicator lends its peers
 // (weftCommWindowRegister), and the one-sided calls on it (weftPutSignal, weftWaitSignal),
-// host-side. Each rank's part is a weftMemAlloc buffer, which every peer on the host maps; each
-// rank also lends kSignals counters per peer, which that peer bumps after its puts into the rank's
-// part, and which the rank waits on. A put is a copy into the mapped part and a release increment
-// of the signal; a wait sees the data of every put whose signal it saw. For now only communicators
-// whose ranks all share memory have windows; across hosts (tcp, emulating puts with messages) is
-// not built yet.
+// host-side. Each rank lends its part and kSignals counters per peer, which that peer bumps after
+// its puts into the part, and which the rank waits on; a wait sees the data of every put whose
+// signal it saw. Peers that share memory with the rank (shm links) map its part, which must be
+// weftMemAlloc memory then: a put is a copy into the mapped part and a release increment of the
+// signal. Peers that do not (across hosts, or WEFT_TRANSPORT=tcp) put over tcp links of the
+// window's own, which a thread of the window moves (src/comm/remote_puts.h).
 #pragma once
 
 #include <sys/types.h>
@@ -13,9 +13,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "src/base/status.h"
+#include "src/comm/remote_puts.h"
 #include "transports/shareable_memory.h"
 #include "weft/weft.h"
 
@@ -44,8 +46,12 @@ class RegisteredWindow {
   // the peers need, once all-gathered, for open().
   static Status create(Communicator& comm, void* base, size_t bytes, RegisteredWindow** window,
                        Part* out);
-  // Maps every peer's part and signals from what each published.
+  // Maps the part and signals of every peer that shares memory with this rank, and connects to
+  // the others, from what each published. Collective.
   Status open(const std::vector<Part>& parts);
+  // For the deregistration, once every rank has reached it: the puts the peers across hosts made
+  // before it have landed once this returns.
+  Status finishRemotePuts();
 
   Communicator& comm() const { return comm_; }
   // Both take the communicator's turn, so they run in order with its other operations, and its
@@ -67,6 +73,9 @@ class RegisteredWindow {
  private:
   RegisteredWindow(Communicator& comm, void* base);
   Status checkSignal(int peer, int sigIdx) const;
+  // Whether this rank and peer (not this rank) share memory: then peer maps this rank's part.
+  bool sharesMemoryWith(int peer) const;
+  Status connectRemotePeers(const std::vector<Part>& parts);
   Status waitOne(const SignalWait& w);
   // Where a signal block (this rank's or a peer's) keeps the signal sigIdx from rank `from`.
   static std::atomic<uint64_t>* signalIn(char* block, int from, int sigIdx);
@@ -75,10 +84,11 @@ class RegisteredWindow {
   void* base_;
   void* signals_ = nullptr;  // this rank's: kSignals per peer, shareable
   PeerMappings mappings_;
-  std::vector<char*> peerBase_;     // each peer's part here (nullptr for this rank)
-  std::vector<size_t> peerBytes_;   // its size
-  std::vector<char*> peerSignals_;  // each peer's signals here
-  std::vector<uint64_t> taken_;     // per peer and signal, what the waits have taken
+  std::vector<char*> peerBase_;         // each peer's part here (nullptr for this rank)
+  std::vector<size_t> peerBytes_;       // its size
+  std::vector<char*> peerSignals_;      // each peer's signals here
+  std::vector<uint64_t> taken_;         // per peer and signal, what the waits have taken
+  std::unique_ptr<RemotePuts> remote_;  // to and from the peers that map nothing; may be null
 };
 
 }  // namespace weft

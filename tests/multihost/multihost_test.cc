@@ -241,6 +241,16 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_pair("AAB", "ucx"), std::make_pair("AAABC", "ucx")),
     [](const auto& info) { return info.param.first + "_" + info.param.second; });
 
+// Windows across real hosts: mapped puts within host A, tcp ones from its NIC to host B.
+TEST(Windows, PutsReachPeersOnTheirHostAndAcross) {
+  Hosts hosts(2);
+  SKIP_WITHOUT(hosts);
+  Ranks ranks(hosts, "AAB", "Rank.WindowPuts", {"WEFT_TIMEOUT=60"});
+  const std::vector<int> codes = ranks.waitAll(300);
+  for (int r = 0; r < ranks.size(); ++r)
+    EXPECT_EQ(codes[r], 0) << "rank " << r << ":\n" << ranks.text(r);
+}
+
 // The line of text that holds `word`, or "".
 std::string lineWith(const std::string& text, const std::string& word) {
   const size_t at = text.find(word);

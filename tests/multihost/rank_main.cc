@@ -43,6 +43,65 @@ TEST(Rank, EveryCollective) {
   EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
 }
 
+int32_t putValue(int from, int to, size_t i) {
+  return static_cast<int32_t>(from * 1000003 + to * 10007 + static_cast<int>(i));
+}
+
+// A window of weftMemAlloc memory: every rank puts a block into each peer's part (mapped on its
+// host, over tcp across), rank 0's put to the last rank lands while that rank sits in an
+// all-reduce, and every rank checks its peers' blocks once their signals came.
+TEST(Rank, WindowPuts) {
+  weftComm_t comm = nullptr;
+  ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
+  int n = 0;
+  int rank = 0;
+  ASSERT_EQ(weftCommCount(comm, &n), weftSuccess);
+  ASSERT_EQ(weftCommUserRank(comm, &rank), weftSuccess);
+  const size_t count = size_t{1} << 20;  // int32 per block
+  const size_t bytes = count * sizeof(int32_t) * static_cast<size_t>(n);
+  void* memory = nullptr;
+  ASSERT_EQ(weftMemAlloc(&memory, bytes), weftSuccess);
+  auto* part = static_cast<int32_t*>(memory);
+  weftWindow_t win = nullptr;
+  ASSERT_EQ(weftCommWindowRegister(comm, part, bytes, &win, WEFT_WIN_DEFAULT), weftSuccess)
+      << weftGetLastError(comm);
+  std::vector<int32_t> mine(count);
+  for (int peer = 0; peer < n; ++peer) {
+    if (peer == rank || (rank == 0 && peer == n - 1)) continue;
+    for (size_t i = 0; i < count; ++i)
+      mine[i] = putValue(rank, peer, i);
+    ASSERT_EQ(weftPutSignal(mine.data(), count, weftInt32, peer, win,
+                            rank * count * sizeof(int32_t), 0, 0, 0, comm, nullptr),
+              weftSuccess)
+        << weftGetLastError(comm);
+  }
+  if (rank == 0) {
+    for (size_t i = 0; i < count; ++i)
+      mine[i] = putValue(0, n - 1, i);
+    ASSERT_EQ(weftPutSignal(mine.data(), count, weftInt32, n - 1, win, 0, 0, 0, 0, comm, nullptr),
+              weftSuccess)
+        << weftGetLastError(comm);
+  }
+  float token = 1;
+  ASSERT_EQ(weftAllReduce(&token, &token, 1, weftFloat32, weftSum, comm, nullptr), weftSuccess)
+      << weftGetLastError(comm);
+  std::vector<weftWaitSignalDesc_t> waits;
+  for (int peer = 0; peer < n; ++peer) {
+    if (peer != rank) waits.push_back({1, peer, 0, 0});
+  }
+  ASSERT_EQ(weftWaitSignal(static_cast<int>(waits.size()), waits.data(), win, comm, nullptr),
+            weftSuccess)
+      << weftGetLastError(comm);
+  for (int from = 0; from < n; ++from) {
+    if (from == rank) continue;
+    for (size_t i = 0; i < count; ++i)
+      ASSERT_EQ(part[from * count + i], putValue(from, rank, i)) << "from rank " << from;
+  }
+  EXPECT_EQ(weftCommWindowDeregister(comm, win), weftSuccess) << weftGetLastError(comm);
+  EXPECT_EQ(weftMemFree(memory), weftSuccess);
+  EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+}
+
 // What this host's cable (eth0 of its network namespace) has carried both ways, in bytes.
 uint64_t cableBytes() {
   uint64_t total = 0;
