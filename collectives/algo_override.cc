@@ -10,19 +10,20 @@
 namespace weft {
 namespace {
 
-static_assert(kNumAlgos + kNumShmPaths <= 8, "a bit each in a byte");
-constexpr const char* kPathNames[kNumShmPaths] = {"direct", "staged"};
+using Mask = uint16_t;
+static_assert(kNumAlgos + kNumShmPaths <= 16, "a bit each in a Mask");
+constexpr const char* kPathNames[kNumShmPaths] = {"direct", "staged", "mapped", "singlecopy"};
 
-constexpr uint8_t bit(Algo a) {
-  return static_cast<uint8_t>(1u << static_cast<unsigned>(a));
+constexpr Mask bit(Algo a) {
+  return static_cast<Mask>(1u << static_cast<unsigned>(a));
 }
-constexpr uint8_t bit(ShmPath p) {
-  return static_cast<uint8_t>(1u << (kNumAlgos + static_cast<unsigned>(p)));
+constexpr Mask bit(ShmPath p) {
+  return static_cast<Mask>(1u << (kNumAlgos + static_cast<unsigned>(p)));
 }
-constexpr uint8_t kAlgoBits = (1u << kNumAlgos) - 1;
+constexpr Mask kAlgoBits = (1u << kNumAlgos) - 1;
 
-uint8_t supportedMask(CollKind kind) {
-  uint8_t mask = 0;
+Mask supportedMask(CollKind kind) {
+  Mask mask = 0;
   for (int i = 0; i < kNumAlgos; ++i) {
     if (algoSupports(static_cast<Algo>(i), kind)) mask |= bit(static_cast<Algo>(i));
   }
@@ -41,7 +42,7 @@ std::optional<ShmPath> parsePath(std::string_view name) {
 
 // What a selection leaves a collective: the algorithms free where it names only paths (for the
 // calls they do not fit), everything where it names nothing the collective can use.
-uint8_t settle(uint8_t mask, CollKind kind) {
+Mask settle(Mask mask, CollKind kind) {
   if (mask == 0) return supportedMask(kind);
   if ((mask & kAlgoBits) == 0) mask |= supportedMask(kind) & kAlgoBits;
   return mask;
@@ -58,10 +59,15 @@ std::vector<std::string_view> splitTrimmed(std::string_view s, char sep) {
 // "ring,tree" or "^tree".
 struct Selection {
   bool exclude = false;
-  uint8_t algos = 0;
-  uint8_t applyTo(CollKind kind) const {
-    uint8_t supported = supportedMask(kind);
-    return exclude ? supported & ~algos : supported & algos;
+  Mask algos = 0;
+  Mask applyTo(CollKind kind) const {
+    Mask supported = supportedMask(kind);
+    if (!exclude) return supported & algos;
+    // Mapped and single copy are ways of a staged call: leaving staged out leaves them out too.
+    Mask out = algos;
+    if ((out & bit(ShmPath::kStaged)) != 0)
+      out |= bit(ShmPath::kMapped) | bit(ShmPath::kSingleCopy);
+    return supported & ~out;
   }
 };
 
@@ -84,7 +90,7 @@ Status parseSelection(const std::string& text, std::string_view list, Selection*
     } else {
       return invalid(text, "unknown algorithm '" + std::string(name) +
                                "' (known: ring, tree, rd, pairwise, dissemination; paths: "
-                               "direct, staged)");
+                               "direct, staged, mapped, singlecopy)");
     }
   }
   *out = sel;
@@ -140,7 +146,7 @@ Status AlgoOverride::parse(const std::string& text, AlgoOverride* out) {
     if (perKind[k]) return invalid(text, std::string(collText) + " is given twice");
     WEFT_RETURN_IF_ERROR(parseSelection(text, trim(entry.substr(colon + 1)), &sel));
     // An exclusion must leave an algorithm: a path does not fit every call.
-    const uint8_t mask = sel.applyTo(*kind);
+    const Mask mask = sel.applyTo(*kind);
     if (mask == 0 || (sel.exclude && (mask & kAlgoBits) == 0)) {
       return invalid(text, "leaves no algorithm that implements " + std::string(collText));
     }
@@ -148,7 +154,7 @@ Status AlgoOverride::parse(const std::string& text, AlgoOverride* out) {
   }
   for (int k = 0; k < kNumCollKinds; ++k) {
     auto kind = static_cast<CollKind>(k);
-    uint8_t mask = 0;
+    Mask mask = 0;
     if (perKind[k]) {
       mask = perKind[k]->applyTo(kind);
     } else if (fallback) {
@@ -177,8 +183,17 @@ const char* shmPathName(ShmPath path) {
 
 // The kinds each path runs (DirectGroup::fits and StagedOp::fits ask here first).
 bool shmPathSupports(ShmPath path, CollKind kind) {
-  if (path == ShmPath::kDirect) return kind != CollKind::kAllToAllv;
-  return kind != CollKind::kAllToAllv && kind != CollKind::kBarrier;
+  switch (path) {
+    case ShmPath::kDirect:
+      return kind != CollKind::kAllToAllv;
+    case ShmPath::kStaged:
+    case ShmPath::kMapped:
+      return kind != CollKind::kAllToAllv && kind != CollKind::kBarrier;
+    case ShmPath::kSingleCopy:
+      return kind == CollKind::kAllGather || kind == CollKind::kBroadcast ||
+             kind == CollKind::kAllToAll;
+  }
+  return false;
 }
 
 }  // namespace weft

@@ -12,9 +12,16 @@
 //                                    its paths do not fit
 //
 // Algorithms: ring, tree, rd, pairwise, dissemination. Paths (ranks that all share memory):
-// direct (through the slots), staged (through the staging areas, single copy and mapped
-// included). Collectives: broadcast, reduce, allreduce, reducescatter, allgather, alltoall,
-// alltoallv, barrier (underscores allowed: all_reduce). Names are case-insensitive.
+// direct (through the slots), staged (through the staging areas), mapped (in place, where every
+// rank's buffers are weftMemAlloc memory) and singlecopy (all-gathers, broadcasts and
+// all-to-alls reading the peers' inputs with process_vm_readv). Mapped and single copy are ways
+// of a staged call that the ranks settle on once all have posted their buffers: "^staged" leaves
+// all three out, "staged" alone only stages, and "mapped" or "singlecopy" start staged calls
+// that go that way where they can and stage where they cannot (a rank's buffer on the heap under
+// "mapped"), the one way every rank can go. "singlecopy" without "staged" goes single copy at
+// every size (the single-copy band's limits apply where both are allowed). Collectives: broadcast,
+// reduce, allreduce, reducescatter, allgather, alltoall, alltoallv, barrier (underscores allowed:
+// all_reduce). Names are case-insensitive.
 #pragma once
 
 #include <array>
@@ -29,9 +36,9 @@
 
 namespace weft {
 
-enum class ShmPath : uint8_t { kDirect, kStaged };
-constexpr int kNumShmPaths = 2;
-const char* shmPathName(ShmPath path);  // "direct", "staged"
+enum class ShmPath : uint8_t { kDirect, kStaged, kMapped, kSingleCopy };
+constexpr int kNumShmPaths = 4;
+const char* shmPathName(ShmPath path);  // "direct", "staged", "mapped", "singlecopy"
 bool shmPathSupports(ShmPath path, CollKind kind);
 
 class AlgoOverride {
@@ -45,9 +52,14 @@ class AlgoOverride {
   bool allows(CollKind kind, Algo algo) const;
   // Whether the planner may take `path` for `kind` where the path fits the call.
   bool allows(CollKind kind, ShmPath path) const;
+  // Whether the planner may start a staged call (whichever way it then goes).
+  bool allowsStagedCall(CollKind kind) const {
+    return allows(kind, ShmPath::kStaged) || allows(kind, ShmPath::kMapped) ||
+           allows(kind, ShmPath::kSingleCopy);
+  }
 
  private:
-  std::array<uint8_t, kNumCollKinds> allowed_{};  // bit per Algo, then per ShmPath
+  std::array<uint16_t, kNumCollKinds> allowed_{};  // bit per Algo, then per ShmPath
 };
 
 // Parses a collective name as WEFT_ALGO spells it ("allreduce", "all_reduce", ...).

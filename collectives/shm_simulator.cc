@@ -73,14 +73,8 @@ ShmSimulator::ShmSimulator(int nranks, const Options& options) {
     ranks_.push_back(std::make_unique<Rank>(slotBytes, stagingBytes, options.readsPeers));
     areas.push_back(&ranks_.back()->area);
   }
-  singleCopy_ = options.singleCopy;
-  for (int r = 0; r < nranks; ++r) {
+  for (int r = 0; r < nranks; ++r)
     ranks_[r]->group = std::make_unique<DirectGroup>(r, areas);
-    for (CollKind kind : {CollKind::kAllGather, CollKind::kBroadcast, CollKind::kAllToAll}) {
-      ranks_[r]->group->singleCopyChoice(kind) =
-          TimedChoice(TimedChoice::Mode::kSecond, "single copy", "staged", "single copy");
-    }
-  }
 }
 
 ShmSimulator::~ShmSimulator() = default;
@@ -125,17 +119,18 @@ Status ShmSimulator::run(ShmPath path, const std::vector<CollArgs>& args,
                         slotSignature(spec, SlotPath::kDirect));
       ops.push_back(&rank.direct);
     } else {
-      if (!StagedOp::fits(*rank.group, a)) {
-        return errorf(weftInvalidArgument, "shm simulator: rank %zu's %s cannot stage", r,
-                      collName(a.kind));
+      if (!StagedOp::fits(*rank.group, a) || !shmPathSupports(path, a.kind)) {
+        return errorf(weftInvalidArgument, "shm simulator: rank %zu's %s cannot go %s", r,
+                      collName(a.kind), shmPathName(path));
       }
-      const bool band =
-          singleCopy_ && (a.kind == CollKind::kAllGather || a.kind == CollKind::kBroadcast ||
-                          a.kind == CollKind::kAllToAll);
-      rank.staged.start(
-          rank.group.get(), a, send[r], recv[r], elemSize, reduce,
-          slotSignature(spec, band ? SlotPath::kStagedOrSingleCopy : SlotPath::kStaged), SIZE_MAX,
-          band);
+      // As WEFT_ALGO naming the path alone would have the planner start it.
+      StagedWays ways;
+      ways.mapped = path == ShmPath::kMapped;
+      ways.singleCopyBand = ways.singleCopyOnly = path == ShmPath::kSingleCopy;
+      rank.staged.start(rank.group.get(), a, send[r], recv[r], elemSize, reduce,
+                        slotSignature(spec, ways.singleCopyBand ? SlotPath::kStagedOrSingleCopy
+                                                                : SlotPath::kStaged),
+                        SIZE_MAX, ways);
       ops.push_back(&rank.staged);
     }
   }

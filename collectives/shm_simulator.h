@@ -2,8 +2,9 @@
 // this thread, over windows in this process's memory laid out as the shm transport's are
 // (collectives/slot_area.h), as simulate() runs schedules over loopback links. The calls of one
 // simulator follow each other on the same ranks, so operation numbers, slot parities and chunk
-// counters carry over from call to call, as on a communicator. Buffers in weftMemAlloc memory go
-// mapped, as between processes.
+// counters carry over from call to call, as on a communicator. Each call runs the path it names,
+// as WEFT_ALGO naming that path alone would: mapped where every rank's buffers are weftMemAlloc
+// memory (else it stages), single copy with the ranks reading each other's inputs in place.
 #pragma once
 
 #include <cstddef>
@@ -25,9 +26,6 @@ class ShmSimulator {
     // (StagedOp::leastStagingBytes), so that a staged call goes round the chunks most often.
     size_t stagingBytes = 0;
     bool readsPeers = true;  // whether the ranks may read each other's memory (single copy)
-    // Staged all-gathers, broadcasts and all-to-alls read the peers' inputs in place (single
-    // copy, as in the band under WEFT_SHM_SINGLE_COPY=always); needs readsPeers.
-    bool singleCopy = false;
   };
 
   ShmSimulator(int nranks, const Options& options);
@@ -49,7 +47,6 @@ class ShmSimulator {
  private:
   struct Rank;
   std::vector<std::unique_ptr<Rank>> ranks_;
-  bool singleCopy_ = false;
 };
 
 }  // namespace weft

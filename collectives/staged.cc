@@ -46,12 +46,12 @@ bool StagedOp::combines() const {
 
 void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
                      size_t elemSize, ReduceFn reduce, uint64_t signature, size_t streamBytes,
-                     bool singleCopyBand) {
+                     const StagedWays& ways) {
   begin(group, args, send, recv, elemSize, reduce, signature);
   mine_ = Post();
-  mayMap_ = describeMapped(args, send, recv, elemSize, &mine_.mapped);
+  mayMap_ = ways.mapped && describeMapped(args, send, recv, elemSize, &mine_.mapped);
   mapped_ = false;
-  singleCopyBand_ = singleCopyBand;
+  singleCopyBand_ = ways.singleCopyBand;
   singleCopied_ = false;
   nextPiece_ = 0;
   streamOut_ =
@@ -60,9 +60,9 @@ void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send,
   timedBy_ = nullptr;
   chooseStagingStores(send == recv);
   // No reduction is in the band (SingleCopyLimits::parse), so one choice at most times a call.
-  if (singleCopyBand) {
+  if (singleCopyBand_) {
     bool offer = true;  // every rank but the decider offers its input
-    if (args.rank == singleCopyDecider(args)) {
+    if (args.rank == singleCopyDecider(args) && !ways.singleCopyOnly) {
       const uint64_t s = addressOf(send);
       const uint64_t r = addressOf(recv);
       const bool inPlace = s != 0 && s >= r && s < r + recvBufferCount(args) * elemSize;

@@ -53,6 +53,16 @@
 
 namespace weft {
 
+// The ways besides staging that a staged call may go, as the planner allows them (WEFT_ALGO,
+// the single-copy band), on every rank alike. Staging is the way every rank can always go.
+struct StagedWays {
+  bool mapped = true;  // where every rank's buffers are weftMemAlloc memory
+  // In the single-copy band: the decider chooses between single copy and staging, or, with
+  // singleCopyOnly, always goes single copy.
+  bool singleCopyBand = false;
+  bool singleCopyOnly = false;
+};
+
 class StagedOp : public GroupOp {
  public:
   // What a rank posts in its slot's flag line.
@@ -73,11 +83,10 @@ class StagedOp : public GroupOp {
   // As DirectOp::start; fits() must hold. When a rank's output is streamBytes or more, the drain
   // copies it out with non-temporal stores (collectives/stream_copy.h): it would not stay in cache
   // anyway. Sums reduced straight into the output (reduce_scatter's drain, a 2-rank all_reduce
-  // or reduce, a reduce root's own sub-slice) are stored as usual. `singleCopyBand`:
-  // the call is in the single-copy band (SingleCopyLimits::covers), on every rank alike.
+  // or reduce, a reduce root's own sub-slice) are stored as usual.
   void start(DirectGroup* group, const CollArgs& args, const void* send, void* recv,
              size_t elemSize, ReduceFn reduce, uint64_t signature, size_t streamBytes,
-             bool singleCopyBand = false);
+             const StagedWays& ways = StagedWays());
 
   // Whether this call's drain copies its output out with non-temporal stores. (streamOut_ stays
   // set for 2-rank reductions, which drain nothing: a call that goes mapped streams. A 2-rank

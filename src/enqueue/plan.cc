@@ -181,7 +181,23 @@ PhaseLabel collectiveLabel(const Op& op, uint64_t sequence) {
 constexpr size_t kDirectAllReduceMaxBytes = 8u << 10;
 
 bool mayStage(const Communicator& comm, const DirectGroup& group, const CollArgs& a) {
-  return comm.algoOverride().allows(a.kind, ShmPath::kStaged) && StagedOp::fits(group, a);
+  return comm.algoOverride().allowsStagedCall(a.kind) && StagedOp::fits(group, a);
+}
+
+// The ways a staged call may go besides staging: mapped unless WEFT_ALGO leaves it out; single
+// copy in its band where the ranks may read each other's memory, or at every size where
+// WEFT_ALGO names singlecopy but not staged (WEFT_SHM_SINGLE_COPY=never still forbids it).
+StagedWays stagedWays(const Communicator& comm, const DirectGroup& group, const CollArgs& a,
+                      size_t es) {
+  const AlgoOverride& allowed = comm.algoOverride();
+  StagedWays ways;
+  ways.mapped = allowed.allows(a.kind, ShmPath::kMapped);
+  if (allowed.allows(a.kind, ShmPath::kSingleCopy) && group.singleCopy() &&
+      comm.config().shmSingleCopy != "never") {
+    ways.singleCopyOnly = !allowed.allows(a.kind, ShmPath::kStaged);
+    ways.singleCopyBand = ways.singleCopyOnly || comm.singleCopyLimits().covers(group, a, es);
+  }
+  return ways;
 }
 
 // The most a rank may post for a direct call; 0 where direct is off (WEFT_ALGO, or
@@ -266,11 +282,12 @@ Status planCollective(Communicator& comm, const Op& op, Phase* out) {
   const ReduceFn reduce = out->label.reduces ? reduceFunction(op.type, op.redop) : nullptr;
   if (DirectGroup* group = comm.direct()) {
     if (mayStage(comm, *group, a)) {
-      const bool band = comm.singleCopyLimits().covers(*group, a, es);
+      const StagedWays ways = stagedWays(comm, *group, a, es);
+      const bool band = ways.singleCopyBand;
       comm.stagedOp().start(
           group, a, op.sendbuff, op.recvbuff, es, reduce,
           slotSignature(specOf(op), band ? SlotPath::kStagedOrSingleCopy : SlotPath::kStaged),
-          comm.streamBytes(), band);
+          comm.streamBytes(), ways);
       out->runnable = &comm.stagedOp();
       out->staged = &comm.stagedOp();
       out->label.path = band ? PhaseLabel::Path::kStagedOrSingleCopy : PhaseLabel::Path::kStaged;

@@ -602,6 +602,17 @@ TEST(Paths, MismatchedStagedCountsFail) {
   expectAllOk(results);
 }
 
+// A WEFT_ALGO value as a test's name: "^mapped,singlecopy" is not_mapped_singlecopy.
+std::string testNameOf(const char* algo) {
+  std::string name;
+  for (const char* p = algo; *p != '\0'; ++p) {
+    if (std::isalnum(static_cast<unsigned char>(*p))) name += *p;
+    if (*p == '^') name += "not_";
+    if (*p == ';' || *p == ',') name += "_";
+  }
+  return name.empty() ? "default" : name;
+}
+
 // WEFT_ALGO names the shared-memory paths as it names the algorithms: a path where it fits the
 // call; an algorithm alone leaves the paths out.
 struct AlgoCase {
@@ -656,14 +667,81 @@ INSTANTIATE_TEST_SUITE_P(
                       AlgoCase{"^staged", "direct", "direct", "", "direct"},
                       AlgoCase{"^direct", "staged", "staged", "staged", "dissemination"},
                       AlgoCase{"allreduce:^direct", "staged", "staged", "staged", "direct"}),
-    [](const auto& info) {
-      std::string name;
-      for (const char* p = info.param.algo; *p != '\0'; ++p) {
-        if (std::isalnum(static_cast<unsigned char>(*p))) name += *p;
-        if (*p == '^') name += "not_";
-      }
-      return name;
-    });
+    [](const auto& info) { return testNameOf(info.param.algo); });
+
+// WEFT_ALGO names the ways of a staged call too. With every buffer in weftMemAlloc memory, an
+// all-gather in the single-copy band (512K per rank) and one past it (4M), and a 4M all-reduce
+// (which has no single copy), each checked.
+struct WayCase {
+  const char* algo;
+  const char* gather;  // what the all-gathers' trace says they went: "mapped", "single copy", ""
+  const char* reduce;  // the all-reduce's
+};
+
+class WaysByName : public ::testing::TestWithParam<WayCase> {};
+
+TEST_P(WaysByName, WeftAlgoChoosesThem) {
+  const WayCase c = GetParam();
+  const RankFiles logs("ways-by-name-test");
+  auto results = runProcesses(
+      3, {{"WEFT_DEBUG", "TRACE"}, {"WEFT_DEBUG_SUBSYS", "COLL"}, {"WEFT_ALGO", c.algo}},
+      [&](int rank) {
+        logs.route(rank);
+        weftComm_t comm = nullptr;
+        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess);
+        weftMemAllocInForce() = true;
+        for (size_t block : {size_t{128} << 10, size_t{1} << 20}) {
+          Ints send(block), out(3 * block, -1);
+          for (size_t i = 0; i < block; ++i)
+            send[i] = valueOf(rank, i);
+          ASSERT_EQ(weftAllGather(send.data(), out.data(), block, weftInt32, comm, nullptr),
+                    weftSuccess)
+              << weftGetLastError(comm);
+          for (size_t i = 0; i < out.size(); ++i)
+            ASSERT_EQ(out[i], valueOf(static_cast<int>(i / block), i % block)) << "all_gather";
+        }
+        const size_t count = size_t{1} << 20;
+        Ints send(count), sum(count, -1);
+        for (size_t i = 0; i < count; ++i)
+          send[i] = valueOf(rank, i);
+        ASSERT_EQ(weftAllReduce(send.data(), sum.data(), count, weftInt32, weftSum, comm, nullptr),
+                  weftSuccess);
+        for (size_t i = 0; i < count; ++i)
+          ASSERT_EQ(sum[i], sumOf(i)) << "all_reduce, element " << i;
+        weftMemAllocInForce() = false;
+        EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+      });
+  expectAllOk(results);
+  // How many of coll's calls the trace says went `way`.
+  const auto went = [](const std::string& text, const std::string& coll, const std::string& way) {
+    size_t n = 0;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      n += line.find(" " + coll + " #") != std::string::npos &&
+           line.find("went " + way) != std::string::npos;
+    }
+    return n;
+  };
+  for (int rank = 0; rank < 3; ++rank) {
+    const std::string text = logs.take(rank);
+    for (const char* way : {"mapped", "single copy"}) {
+      EXPECT_EQ(went(text, "all_gather", way), c.gather == std::string(way) ? 2u : 0u)
+          << way << "\n"
+          << text;
+      EXPECT_EQ(went(text, "all_reduce", way), c.reduce == std::string(way) ? 1u : 0u)
+          << way << "\n"
+          << text;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, WaysByName,
+    ::testing::Values(WayCase{"", "mapped", "mapped"}, WayCase{"mapped", "mapped", "mapped"},
+                      WayCase{"singlecopy", "single copy", "mapped"}, WayCase{"staged", "", ""},
+                      WayCase{"^mapped,singlecopy", "", ""},
+                      WayCase{"allgather:singlecopy;staged", "single copy", ""}),
+    [](const auto& info) { return testNameOf(info.param.algo); });
 
 }  // namespace
 }  // namespace weft::test

@@ -283,6 +283,57 @@ TEST(AlgoOverrideParse, Paths) {
 
   EXPECT_STREQ(shmPathName(ShmPath::kDirect), "direct");
   EXPECT_STREQ(shmPathName(ShmPath::kStaged), "staged");
+  EXPECT_STREQ(shmPathName(ShmPath::kMapped), "mapped");
+  EXPECT_STREQ(shmPathName(ShmPath::kSingleCopy), "singlecopy");
+}
+
+// Mapped and single copy are ways of a staged call: named, they start staged calls; leaving
+// staged out leaves them out; single copy exists for copies only.
+TEST(AlgoOverrideParse, WaysOfAStagedCall) {
+  AlgoOverride o = parsed("");
+  EXPECT_TRUE(o.allows(CollKind::kAllReduce, ShmPath::kMapped));
+  EXPECT_FALSE(o.allows(CollKind::kAllReduce, ShmPath::kSingleCopy));
+  EXPECT_TRUE(o.allows(CollKind::kAllGather, ShmPath::kSingleCopy));
+  EXPECT_FALSE(o.allows(CollKind::kBarrier, ShmPath::kMapped));
+
+  o = parsed("staged");
+  EXPECT_TRUE(o.allowsStagedCall(CollKind::kAllGather));
+  EXPECT_FALSE(o.allows(CollKind::kAllGather, ShmPath::kMapped));
+  EXPECT_FALSE(o.allows(CollKind::kAllGather, ShmPath::kSingleCopy));
+
+  o = parsed("SingleCopy");
+  EXPECT_TRUE(o.allowsStagedCall(CollKind::kAllGather));
+  EXPECT_FALSE(o.allows(CollKind::kAllGather, ShmPath::kStaged));
+  EXPECT_TRUE(o.allows(CollKind::kAllGather, ShmPath::kSingleCopy));
+  EXPECT_TRUE(o.allows(CollKind::kAllGather, Algo::kRing));  // no algorithm named: all free
+  // No reduction goes single copy: a list that names nothing all-reduce runs leaves it all.
+  EXPECT_TRUE(o.allows(CollKind::kAllReduce, ShmPath::kStaged));
+  EXPECT_TRUE(o.allows(CollKind::kAllReduce, ShmPath::kMapped));
+  EXPECT_TRUE(o.allows(CollKind::kAllReduce, ShmPath::kDirect));
+
+  o = parsed("mapped,ring");
+  EXPECT_TRUE(o.allowsStagedCall(CollKind::kAllReduce));
+  EXPECT_TRUE(o.allows(CollKind::kAllReduce, ShmPath::kMapped));
+  EXPECT_FALSE(o.allows(CollKind::kAllReduce, ShmPath::kStaged));
+  EXPECT_FALSE(o.allows(CollKind::kAllReduce, ShmPath::kDirect));
+  EXPECT_FALSE(o.allows(CollKind::kAllReduce, Algo::kTree));
+
+  o = parsed("^staged");
+  EXPECT_FALSE(o.allowsStagedCall(CollKind::kAllGather));
+  EXPECT_FALSE(o.allows(CollKind::kAllGather, ShmPath::kMapped));
+  EXPECT_FALSE(o.allows(CollKind::kAllGather, ShmPath::kSingleCopy));
+  EXPECT_TRUE(o.allows(CollKind::kAllGather, ShmPath::kDirect));
+
+  o = parsed("^mapped,singlecopy");
+  EXPECT_TRUE(o.allows(CollKind::kAllGather, ShmPath::kStaged));
+  EXPECT_FALSE(o.allows(CollKind::kAllGather, ShmPath::kMapped));
+  EXPECT_FALSE(o.allows(CollKind::kAllGather, ShmPath::kSingleCopy));
+  EXPECT_TRUE(o.allows(CollKind::kAllGather, ShmPath::kDirect));
+
+  AlgoOverride unchanged;
+  const Status bad = AlgoOverride::parse("mapped,copy", &unchanged);
+  EXPECT_EQ(bad.code(), weftInvalidArgument);
+  EXPECT_NE(bad.message().find("singlecopy"), std::string::npos) << bad.message();
 }
 
 TEST(AlgoOverrideParse, PerCollective) {

@@ -1,7 +1,7 @@
-// The shared-memory paths through the shm simulator: direct and staged operations of every kind
-// for 1 to 64 virtual ranks, odd counts, in place and not, one call after another on the same
-// ranks, every element checked against plain loops; staged ones also with every buffer in
-// weftMemAlloc memory (mapped).
+// The shared-memory paths through the shm simulator, each by name: direct, staged, mapped (every
+// buffer in weftMemAlloc memory) and single copy, for every kind each runs, 1 to 64 virtual
+// ranks, odd counts, in place and not, one call after another on the same ranks, every element
+// checked against plain loops; staged with weftMemAlloc buffers does not go mapped.
 #include "collectives/shm_simulator.h"
 
 #include <gtest/gtest.h>
@@ -26,8 +26,7 @@ struct Case {
   int n;
   size_t count;
   bool inPlace;
-  bool mapped = false;
-  bool singleCopy = false;  // staged all-gathers, broadcasts and all-to-alls read in place
+  bool shared = false;  // every buffer in weftMemAlloc memory
 };
 
 // One call of `kind` on every rank, run and checked: the first wrong element, or "".
@@ -72,15 +71,16 @@ std::string runAndCheck(ShmSimulator& sim, const Case& c, CollKind kind) {
   }
   Status s = sim.run(c.path, args, send, recv, sizeof(int32_t), reduceFunction(weftInt32, weftSum));
   if (!s.ok()) return s.message();
-  if (c.path == ShmPath::kStaged && sim.wentMapped() != c.mapped) {
-    return std::string(collName(kind)) + (c.mapped ? " did not go mapped" : " went mapped");
-  }
-  const bool band =
-      kind == CollKind::kAllGather || kind == CollKind::kBroadcast || kind == CollKind::kAllToAll;
-  if (c.path == ShmPath::kStaged && !c.mapped && n > 1 &&
-      sim.wentSingleCopy() != (c.singleCopy && band)) {
-    return std::string(collName(kind)) +
-           (c.singleCopy ? " did not go single copy" : " went single copy");
+  if (c.path != ShmPath::kDirect) {
+    const bool mapped = c.path == ShmPath::kMapped;
+    const bool singleCopy = c.path == ShmPath::kSingleCopy;
+    if (sim.wentMapped() != mapped) {
+      return std::string(collName(kind)) + (mapped ? " did not go mapped" : " went mapped");
+    }
+    if (sim.wentSingleCopy() != singleCopy) {
+      return std::string(collName(kind)) +
+             (singleCopy ? " did not go single copy" : " went single copy");
+    }
   }
   for (int r = 0; r < n; ++r) {
     const int32_t* got = static_cast<const int32_t*>(recv[r]);
@@ -122,7 +122,7 @@ std::string runAndCheck(ShmSimulator& sim, const Case& c, CollKind kind) {
 
 class ShmPaths : public ::testing::TestWithParam<Case> {
  protected:
-  void SetUp() override { gShared = GetParam().mapped; }
+  void SetUp() override { gShared = GetParam().shared; }
   void TearDown() override { gShared = false; }
 };
 
@@ -130,12 +130,13 @@ TEST_P(ShmPaths, EveryKindMatchesTheReference) {
   const Case c = GetParam();
   ShmSimulator::Options options;
   options.slotBytes = size_t{256} << 10;
-  options.singleCopy = c.singleCopy;
   ShmSimulator sim(c.n, options);
-  std::vector<CollKind> kinds = {CollKind::kAllReduce,     CollKind::kReduce,
-                                 CollKind::kReduceScatter, CollKind::kAllGather,
-                                 CollKind::kBroadcast,     CollKind::kAllToAll};
-  if (c.path == ShmPath::kDirect) kinds.push_back(CollKind::kBarrier);
+  std::vector<CollKind> kinds;
+  for (CollKind kind :
+       {CollKind::kAllReduce, CollKind::kReduce, CollKind::kReduceScatter, CollKind::kAllGather,
+        CollKind::kBroadcast, CollKind::kAllToAll, CollKind::kBarrier}) {
+    if (shmPathSupports(c.path, kind)) kinds.push_back(kind);
+  }
   // Twice through, so that every call starts where the one before left the slots and counters.
   for (int round = 0; round < 2; ++round) {
     for (CollKind kind : kinds)
@@ -145,23 +146,19 @@ TEST_P(ShmPaths, EveryKindMatchesTheReference) {
 
 std::vector<Case> cases() {
   std::vector<Case> out;
-  for (ShmPath path : {ShmPath::kDirect, ShmPath::kStaged}) {
+  for (ShmPath path :
+       {ShmPath::kDirect, ShmPath::kStaged, ShmPath::kMapped, ShmPath::kSingleCopy}) {
     for (int n : {1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64}) {
       if (path == ShmPath::kDirect && n == 1) continue;  // one rank calls nothing direct
       std::vector<size_t> counts = {1, 7, 333};
       if (n <= 8) counts.push_back(path == ShmPath::kDirect ? 2001 : 70001);
+      if (path == ShmPath::kMapped && n > 8) counts = {333};
       for (size_t count : counts) {
         for (bool inPlace : {false, true})
-          out.push_back({path, n, count, inPlace});
+          out.push_back({path, n, count, inPlace, path == ShmPath::kMapped});
       }
-      if (path == ShmPath::kStaged && n <= 8) {
-        for (bool inPlace : {false, true})
-          out.push_back({path, n, 70001, inPlace, true});
-      }
-      if (path == ShmPath::kStaged && n >= 2) {
-        for (bool inPlace : {false, true})
-          out.push_back({path, n, n <= 8 ? size_t{70001} : size_t{333}, inPlace, false, true});
-      }
+      // weftMemAlloc buffers do not take a staged call mapped when only staging is named.
+      if (path == ShmPath::kStaged && n <= 8) out.push_back({path, n, 70001, false, true});
     }
   }
   return out;
@@ -172,8 +169,8 @@ INSTANTIATE_TEST_SUITE_P(All, ShmPaths, ::testing::ValuesIn(cases()),
                            const Case& c = info.param;
                            return std::string(shmPathName(c.path)) + "_np" + std::to_string(c.n) +
                                   "_count" + std::to_string(c.count) +
-                                  (c.inPlace ? "_inplace" : "") + (c.mapped ? "_mapped" : "") +
-                                  (c.singleCopy ? "_singlecopy" : "");
+                                  (c.inPlace ? "_inplace" : "") +
+                                  (c.shared && c.path != ShmPath::kMapped ? "_weftmem" : "");
                          });
 
 // A call that does not fit its path is refused, not run.

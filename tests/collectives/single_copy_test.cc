@@ -53,7 +53,7 @@ struct Ranks : test::StagedRanks {
   void start(int r, CollKind kind, size_t count, int root, const void* send, void* recv,
              uint64_t signature = 42) {
     ops[r].start(groups[r].get(), args(r, kind, count, root), send, recv, sizeof(int32_t), nullptr,
-                 signature, SIZE_MAX, true);
+                 signature, SIZE_MAX, StagedWays{true, true, false});
   }
 
   // Runs every rank's operation to the end; all must have gone single copy, or none.
