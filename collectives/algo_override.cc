@@ -148,7 +148,7 @@ Status AlgoOverride::parse(const std::string& text, AlgoOverride* out) {
     // An exclusion must leave an algorithm: a path does not fit every call.
     const Mask mask = sel.applyTo(*kind);
     if (mask == 0 || (sel.exclude && (mask & kAlgoBits) == 0)) {
-      return invalid(text, "leaves no algorithm that implements " + std::string(collText));
+      return invalid(text, "leaves no algorithm or path that runs " + std::string(collText));
     }
     perKind[k] = sel;
   }

@@ -18,10 +18,10 @@
 // of a staged call that the ranks settle on once all have posted their buffers: "^staged" leaves
 // all three out, "staged" alone only stages, and "mapped" or "singlecopy" start staged calls
 // that go that way where they can and stage where they cannot (a rank's buffer on the heap under
-// "mapped"), the one way every rank can go. "singlecopy" without "staged" goes single copy at
-// every size (the single-copy band's limits apply where both are allowed). Collectives: broadcast,
-// reduce, allreduce, reducescatter, allgather, alltoall, alltoallv, barrier (underscores allowed:
-// all_reduce). Names are case-insensitive.
+// "mapped"), the one way every rank can go. "singlecopy" without "staged" takes every call of
+// its kinds single copy, whatever the band's settings (which apply where both are allowed).
+// Collectives: broadcast, reduce, allreduce, reducescatter, allgather, alltoall, alltoallv, barrier
+// (underscores allowed: all_reduce). Names are case-insensitive.
 #pragma once
 
 #include <array>

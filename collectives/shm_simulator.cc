@@ -126,7 +126,8 @@ Status ShmSimulator::run(ShmPath path, const std::vector<CollArgs>& args,
       // As WEFT_ALGO naming the path alone would have the planner start it.
       StagedWays ways;
       ways.mapped = path == ShmPath::kMapped;
-      ways.singleCopyBand = ways.singleCopyOnly = path == ShmPath::kSingleCopy;
+      ways.singleCopyBand = ways.singleCopyOnly =
+          path == ShmPath::kSingleCopy && rank.group->singleCopy();
       rank.staged.start(rank.group.get(), a, send[r], recv[r], elemSize, reduce,
                         slotSignature(spec, ways.singleCopyBand ? SlotPath::kStagedOrSingleCopy
                                                                 : SlotPath::kStaged),

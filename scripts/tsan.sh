@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
 dir="$root/build-tsan"
 targets=(test_collectives_threads test_comm test_cpp_api test_flight_recorder test_stream_batches
-         test_traffic_stats)
+         test_traffic_stats test_remote_puts)
 "$root/scripts/build.sh" "$dir" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
   "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1" -DWEFT_SANITIZE=thread -DWEFT_BUILD_PERF=OFF \
   -DWEFT_ENABLE_UCX=OFF -- "${targets[@]}"

@@ -48,7 +48,10 @@ Status PutStream::checkHeader() const {
     return errorf(weftRemoteError, "rank %d sent a put with a bad header (magic %08x, version %u)",
                   peer_, in_.magic, in_.version);
   }
-  if (in_.kind == kClose) return okStatus();
+  if (in_.kind == kClose) {
+    if (in_.signal == 0 && in_.offset == 0 && in_.bytes == 0) return okStatus();
+    return errorf(weftRemoteError, "rank %d sent a close that carries a payload", peer_);
+  }
   if (in_.kind != kPut) {
     return errorf(weftRemoteError, "rank %d sent a put of unknown kind %u", peer_, in_.kind);
   }

@@ -28,6 +28,7 @@ size_t signalIndex(int rank, int sigIdx) {
 RegisteredWindow::RegisteredWindow(Communicator& comm, void* base) : comm_(comm), base_(base) {}
 
 RegisteredWindow::~RegisteredWindow() {
+  remote_.reset();  // its thread raises signals_ until it stops
   if (signals_ != nullptr) (void)freeShareable(signals_);
 }
 
@@ -106,12 +107,12 @@ Status RegisteredWindow::connectRemotePeers(const std::vector<Part>& parts) {
   std::vector<std::unique_ptr<Link>> links;
   WEFT_RETURN_IF_ERROR(comm_.connectExtraLinks(peers, &links));
   if (peers.empty()) return okStatus();
-  return RemotePuts::start(std::move(links), peers, targets, &remote_);
+  return RemotePuts::start(std::move(links), peers, targets, comm_.abortFlag(), &remote_);
 }
 
 Status RegisteredWindow::finishRemotePuts() {
   if (remote_ == nullptr) return okStatus();
-  return remote_->finish(comm_.config().timeoutMs, comm_.abortFlag());
+  return remote_->finish(comm_.config().timeoutMs);
 }
 
 std::atomic<uint64_t>* RegisteredWindow::signalIn(char* block, int from, int sigIdx) {
@@ -139,8 +140,7 @@ Status RegisteredWindow::putSignal(const void* from, size_t count, weftDataType_
   Status s = comm_.waitForTurn(ticket);
   if (s.ok()) s = comm_.usable();
   if (s.ok() && peerSignals_[peer] == nullptr) {
-    s = remote_->put(peer, from, bytes, offset, sigIdx, comm_.config().timeoutMs,
-                     comm_.abortFlag());
+    s = remote_->put(peer, from, bytes, offset, sigIdx, comm_.config().timeoutMs);
   } else if (s.ok()) {
     if (bytes > 0) std::memmove(peerBase_[peer] + offset, from, bytes);
     signalIn(peerSignals_[peer], comm_.rank(), sigIdx)->fetch_add(1, std::memory_order_release);

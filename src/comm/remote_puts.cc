@@ -15,14 +15,16 @@
 namespace weft {
 namespace {
 
-// How long the thread sleeps at most, and a waiter between looks at the abort flag.
+// How long the thread sleeps at most (between looks at the abort flag), and a waiter between
+// its looks at the deadline.
 constexpr int kPollMs = 100;
 constexpr auto kWaitSlice = std::chrono::milliseconds(20);
 
 }  // namespace
 
 Status RemotePuts::start(std::vector<std::unique_ptr<Link>> links, const std::vector<int>& peers,
-                         const std::vector<PutTarget>& targets, std::unique_ptr<RemotePuts>* out) {
+                         const std::vector<PutTarget>& targets, const std::atomic<bool>* aborted,
+                         std::unique_ptr<RemotePuts>* out) {
   if (links.size() != peers.size() || targets.size() != peers.size()) {
     return errorf(weftInternalError, "%zu links and %zu targets for %zu peers", links.size(),
                   targets.size(), peers.size());
@@ -32,6 +34,7 @@ Status RemotePuts::start(std::vector<std::unique_ptr<Link>> links, const std::ve
   for (size_t i = 0; i < peers.size(); ++i)
     r->streams_.emplace_back(r->links_[i].get(), peers[i], targets[i]);
   r->failures_.resize(peers.size());
+  r->aborted_ = aborted;
   r->wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (r->wakeFd_ < 0) return errorf(weftSystemError, "eventfd: %s", strerror(errno));
   try {
@@ -70,6 +73,15 @@ Status RemotePuts::failure(int peer) const {
   return failureOf(indexOf(peer));
 }
 
+Status RemotePuts::failureOf(int stream) const {
+  if (!failure_.ok()) return failure_;
+  if (stream >= 0) return failures_[stream];
+  for (const Status& s : failures_) {
+    if (!s.ok()) return s;
+  }
+  return okStatus();
+}
+
 uint64_t RemotePuts::moves() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return moves_;
@@ -81,32 +93,22 @@ void RemotePuts::awaitMove(uint64_t* moves, std::chrono::milliseconds slice) {
   *moves = moves_;
 }
 
-Status RemotePuts::failureOf(int stream) const {
-  if (!failure_.ok()) return failure_;
-  if (stream >= 0) return failures_[stream];
-  for (const Status& s : failures_) {
-    if (!s.ok()) return s;
-  }
-  return okStatus();
-}
-
-template <typename Done>
-Status RemotePuts::waitFor(std::unique_lock<std::mutex>& lock, Done done, int stream,
-                           int64_t timeoutMs, const std::atomic<bool>* aborted, const char* what) {
+template <typename Done, typename Progress>
+Status RemotePuts::waitFor(std::unique_lock<std::mutex>& lock, Done done, Progress progress,
+                           int64_t timeoutMs, const char* what) {
   Deadline deadline = Deadline::after(timeoutMs);
-  uint64_t moves = moves_;
+  uint64_t seen = progress();
   Status s;
   while (!done()) {
-    if (Status f = failureOf(stream); !f.ok()) return f;
+    if (!failure_.ok()) return failure_;
     if (ended_) return Status(weftInternalError, "the window's progress thread has ended");
-    if (aborted != nullptr && aborted->load()) {
+    if (aborted_ != nullptr && aborted_->load()) {
       s = abortedStatus();
     } else if (deadline.expired()) {
       s = errorf(weftTimeout, "timed out after %.1f s %s: nothing moved",
                  static_cast<double>(timeoutMs) / 1000.0, what);
     }
     if (!s.ok()) {
-      // The thread may be in the middle of the message: the streams are unusable from here.
       failure_ = s;
       stop_ = true;
       lock.unlock();
@@ -116,8 +118,8 @@ Status RemotePuts::waitFor(std::unique_lock<std::mutex>& lock, Done done, int st
       return s;
     }
     changed_.wait_for(lock, kWaitSlice);
-    if (moves_ != moves) {  // the timeout counts from the last byte moved
-      moves = moves_;
+    if (progress() != seen) {  // the timeout counts from the last progress
+      seen = progress();
       deadline = Deadline::after(timeoutMs);
     }
   }
@@ -125,32 +127,35 @@ Status RemotePuts::waitFor(std::unique_lock<std::mutex>& lock, Done done, int st
 }
 
 Status RemotePuts::put(int peer, const void* data, size_t bytes, uint64_t offset, int signal,
-                       int64_t timeoutMs, const std::atomic<bool>* aborted) {
+                       int64_t timeoutMs) {
   const int stream = indexOf(peer);
   if (stream < 0) return errorf(weftInternalError, "no put stream to rank %d", peer);
   std::unique_lock<std::mutex> lock(mutex_);
   if (Status f = failureOf(stream); !f.ok()) return f;
   if (finishing_ || ended_) return Status(weftInvalidUsage, "the window is being deregistered");
-  requestStream_ = stream;
-  requestData_ = data;
-  requestBytes_ = bytes;
-  requestOffset_ = offset;
-  requestSignal_ = signal;
-  requestStarted_ = false;
+  request_ = Request();
+  request_.stream = stream;
+  request_.data = data;
+  request_.bytes = bytes;
+  request_.offset = offset;
+  request_.signal = signal;
   wake();
   const std::string what = strprintf("sending a put to rank %d", peer);
-  return waitFor(
-      lock, [this] { return requestStream_ < 0; }, stream, timeoutMs, aborted, what.c_str());
+  WEFT_RETURN_IF_ERROR(waitFor(
+      lock, [this] { return request_.done; }, [this] { return request_.moved; }, timeoutMs,
+      what.c_str()));
+  return request_.result;
 }
 
-Status RemotePuts::finish(int64_t timeoutMs, const std::atomic<bool>* aborted) {
+Status RemotePuts::finish(int64_t timeoutMs) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (Status f = failureOf(-1); !f.ok()) return f;
+  if (!failure_.ok()) return failure_;
   finishing_ = true;
   wake();
-  return waitFor(
-      lock, [this] { return ended_; }, -1, timeoutMs, aborted,
-      "waiting for the peers across hosts to end their puts");
+  WEFT_RETURN_IF_ERROR(waitFor(
+      lock, [this] { return ended_; }, [this] { return moves_; }, timeoutMs,
+      "waiting for the peers across hosts to end their puts"));
+  return failureOf(-1);
 }
 
 void RemotePuts::run() {
@@ -160,10 +165,18 @@ void RemotePuts::run() {
     bool progressed = false;
     step(&progressed);
     lock.lock();
+    if (failure_.ok() && aborted_ != nullptr && aborted_->load()) failure_ = abortedStatus();
+    // Finished once every stream that has not failed has sent its close and seen the peer's.
     bool closed = finishing_;
-    for (size_t i = 0; i < streams_.size(); ++i)
-      closed = closed && streams_[i].closeSent() && streams_[i].peerClosed();
-    if (stop_ || closed) {
+    for (size_t i = 0; i < streams_.size(); ++i) {
+      closed =
+          closed && (!failures_[i].ok() || (streams_[i].closeSent() && streams_[i].peerClosed()));
+    }
+    if (stop_ || closed || !failure_.ok()) {
+      if (!failure_.ok()) {
+        for (const auto& link : links_)
+          link->close();  // the peers' puts and waits fail now, not at their timeout
+      }
       ended_ = true;
       changed_.notify_all();
       return;
@@ -179,8 +192,8 @@ void RemotePuts::run() {
   }
 }
 
-// Starts what the callers asked for, then moves every stream that has not failed in both
-// directions. A stream's failure is recorded, and ends a request for it.
+// Starts what put() and finish() asked for, then moves every stream that has not failed in
+// both directions. A stream's failure is recorded, and ends a request for it with that failure.
 void RemotePuts::step(bool* progressed) {
   int request = -1;
   bool finishing = false;
@@ -189,19 +202,25 @@ void RemotePuts::step(bool* progressed) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (size_t i = 0; i < streams_.size(); ++i)
       live[i] = failures_[i].ok();
-    request = requestStream_;
     finishing = finishing_;
-    if (request >= 0 && live[request] && !requestStarted_) {
-      streams_[request].startPut(requestData_, requestBytes_, requestOffset_, requestSignal_);
-      requestStarted_ = true;
+    if (request_.stream >= 0 && !request_.done) {
+      request = request_.stream;
+      if (live[request] && !request_.started) {
+        streams_[request].startPut(request_.data, request_.bytes, request_.offset, request_.signal);
+        request_.started = true;
+      }
     }
   }
+  bool requestMoved = false;
   for (size_t i = 0; i < streams_.size(); ++i) {
     if (!live[i]) continue;
     PutStream& st = streams_[i];
     Status s = st.progressReceive(progressed);
     if (s.ok() && finishing && request < 0 && !st.sending() && !st.closeSent()) st.startClose();
-    if (s.ok()) s = st.progressSend(progressed);
+    bool sent = false;
+    if (s.ok()) s = st.progressSend(&sent);
+    *progressed = *progressed || sent;
+    requestMoved = requestMoved || (sent && static_cast<int>(i) == request);
     if (!s.ok()) {
       std::lock_guard<std::mutex> lock(mutex_);
       failures_[i] = s;
@@ -209,13 +228,12 @@ void RemotePuts::step(bool* progressed) {
       *progressed = true;
     }
   }
-  if (request >= 0 && (!live[request] || !streams_[request].sending())) {
-    // Unless put() gave up on a failed stream and made the next request already.
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (requestStream_ == request) {
-      requestStream_ = -1;
-      requestStarted_ = false;
-    }
+  if (request < 0) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (requestMoved) ++request_.moved;
+  if (!live[request] || !streams_[request].sending()) {
+    request_.done = true;
+    request_.result = failures_[request];
     *progressed = true;
   }
 }

@@ -185,8 +185,9 @@ bool mayStage(const Communicator& comm, const DirectGroup& group, const CollArgs
 }
 
 // The ways a staged call may go besides staging: mapped unless WEFT_ALGO leaves it out; single
-// copy in its band where the ranks may read each other's memory, or at every size where
-// WEFT_ALGO names singlecopy but not staged (WEFT_SHM_SINGLE_COPY=never still forbids it).
+// copy in its band where the ranks may read each other's memory, or, where WEFT_ALGO names
+// singlecopy but not staged, for every call of the kinds it runs, whatever the band's settings
+// (WEFT_SHM_SINGLE_COPY=never still forbids it).
 StagedWays stagedWays(const Communicator& comm, const DirectGroup& group, const CollArgs& a,
                       size_t es) {
   const AlgoOverride& allowed = comm.algoOverride();

@@ -112,6 +112,10 @@ TEST(PutStream, MalformedPutsFailBeforeAByteLands) {
       {{PutStream::kMagic, PutStream::kVersion, PutStream::kPut, 1, 0, UINT64_MAX - 8, 16},
        "outside"},
       {{PutStream::kMagic, PutStream::kVersion, PutStream::kPut, 1, 0, 0, UINT64_MAX}, "outside"},
+      // A close carries nothing: one that says otherwise must not write a byte either.
+      {{PutStream::kMagic, PutStream::kVersion, PutStream::kClose, 0, 0, 100, 8}, "close"},
+      {{PutStream::kMagic, PutStream::kVersion, PutStream::kClose, 0, 0, 0, 8}, "close"},
+      {{PutStream::kMagic, PutStream::kVersion, PutStream::kClose, 1, 0, 0, 0}, "close"},
   };
   for (const Case& c : cases) {
     Side fresh;
