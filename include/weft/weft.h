@@ -227,11 +227,11 @@ weftResult_t weftMemFree(void* ptr);
 weftResult_t weftCommWindowRegister(weftComm_t comm, void* buff, size_t size, weftWindow_t* win,
                                     int winFlags);
 weftResult_t weftCommWindowDeregister(weftComm_t comm, weftWindow_t win);
-/* One-sided, on the calling thread in turn with comm's other calls (stream must be NULL; ctx
- * and flags 0): copies count elements from localbuff into peer's part of peerWin at
- * peerWinOffset bytes, then raises the window's signal sigIdx (0 to 7) that peer keeps for this
- * rank. count 0 only signals. Returns once localbuff may change (across hosts: the data is on
- * its way). */
+/* One-sided, in turn with comm's other calls: on the calling thread where stream is NULL, else
+ * queued on the stream like a collective (ctx and flags 0). Copies count elements from localbuff
+ * into peer's part of peerWin at peerWinOffset bytes, then raises the window's signal sigIdx (0
+ * to 7) that peer keeps for this rank. count 0 only signals. Done (on a stream: once the stream
+ * has run it) when localbuff may change; across hosts the data is on its way then. */
 weftResult_t weftPutSignal(const void* localbuff, size_t count, weftDataType_t datatype, int peer,
                            weftWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx,
                            unsigned int flags, weftComm_t comm, weftStream_t stream);

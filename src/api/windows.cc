@@ -5,6 +5,7 @@
 #include "src/api/windows.h"
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -54,13 +55,18 @@ Status notInGroup() {
                 "windows' calls cannot be part of a group (weftGroupStart/weftGroupEnd)");
 }
 
-Status checkHostSide(weftStream_t stream, int ctx, unsigned flags) {
+// Runs a checked call in a turn of the communicator: now on this thread (NULL stream), or in
+// its turn on the stream, whose error it then is.
+Status runInTurn(Communicator& comm, weftStream_t stream, std::function<Status()> call) {
   if (stream != nullptr) {
-    return Status(weftInvalidArgument,
-                  "windows' calls run on the calling thread: stream must be NULL");
+    enqueueTask(stream, &comm, std::move(call));
+    return okStatus();
   }
-  if (ctx != 0 || flags != 0) return Status(weftInvalidArgument, "ctx and flags must be 0");
-  return okStatus();
+  const uint64_t ticket = comm.takeTicket();
+  Status s = comm.waitForTurn(ticket);
+  if (s.ok()) s = call();
+  comm.endTurn();
+  return s;
 }
 
 // What every rank sends the others at registration: its part, or that it failed.
@@ -175,9 +181,16 @@ weftResult_t weftPutSignal(const void* localbuff, size_t count, weftDataType_t d
   Status s = weft::lookupComm(comm, &c);
   std::shared_ptr<weft::RegisteredWindow> w;
   if (s.ok()) s = weft::notInGroup();
-  if (s.ok()) s = weft::checkHostSide(stream, ctx, flags);
+  if (s.ok() && (ctx != 0 || flags != 0))
+    s = Status(weftInvalidArgument, "ctx and flags must be 0");
   if (s.ok()) s = weft::lookupWindow(peerWin, comm, &w);
-  if (s.ok()) s = w->putSignal(localbuff, count, datatype, peer, peerWinOffset, sigIdx);
+  size_t bytes = 0;
+  if (s.ok()) s = w->checkPut(localbuff, count, datatype, peer, peerWinOffset, sigIdx, &bytes);
+  if (s.ok()) {
+    s = weft::runInTurn(*c, stream, [w, localbuff, bytes, peer, peerWinOffset, sigIdx] {
+      return w->putInTurn(localbuff, bytes, peer, peerWinOffset, sigIdx);
+    });
+  }
   return weft::report(s.withContext("weftPutSignal"), c);
 }
 
@@ -187,7 +200,6 @@ weftResult_t weftWaitSignal(int nDesc, const weftWaitSignalDesc_t* signalDescs, 
   Status s = weft::lookupComm(comm, &c);
   std::shared_ptr<weft::RegisteredWindow> w;
   if (s.ok()) s = weft::notInGroup();
-  if (s.ok()) s = weft::checkHostSide(stream, 0, 0);
   if (s.ok()) s = weft::lookupWindow(win, comm, &w);
   if (s.ok() && (nDesc < 0 || (nDesc > 0 && signalDescs == nullptr))) {
     s = Status(weftInvalidArgument, "nDesc is negative, or signalDescs is NULL");
@@ -199,7 +211,10 @@ weftResult_t weftWaitSignal(int nDesc, const weftWaitSignalDesc_t* signalDescs, 
     if (d.ctx != 0) s = Status(weftInvalidArgument, "ctx must be 0");
     waits.push_back({d.peer, d.sigIdx, d.opCnt});
   }
-  if (s.ok()) s = w->waitSignals(waits);
+  if (s.ok()) s = w->checkWaits(waits);
+  if (s.ok()) {
+    s = weft::runInTurn(*c, stream, [w, waits = std::move(waits)] { return w->waitInTurn(waits); });
+  }
   return weft::report(s.withContext("weftWaitSignal"), c);
 }
 

@@ -119,34 +119,34 @@ std::atomic<uint64_t>* RegisteredWindow::signalIn(char* block, int from, int sig
   return reinterpret_cast<std::atomic<uint64_t>*>(block) + signalIndex(from, sigIdx);
 }
 
-Status RegisteredWindow::putSignal(const void* from, size_t count, weftDataType_t type, int peer,
-                                   size_t offset, int sigIdx) {
+Status RegisteredWindow::checkPut(const void* from, size_t count, weftDataType_t type, int peer,
+                                  size_t offset, int sigIdx, size_t* bytes) const {
   if (!validType(type)) {
     return errorf(weftInvalidArgument, "unknown data type %d", static_cast<int>(type));
   }
-  size_t bytes = 0;
-  if (__builtin_mul_overflow(count, typeSize(type), &bytes)) {
+  if (__builtin_mul_overflow(count, typeSize(type), bytes)) {
     return errorf(weftInvalidArgument, "count %zu is too large", count);
   }
   WEFT_RETURN_IF_ERROR(checkSignal(peer, sigIdx));
   const size_t size = peerBytes_[peer];
-  if (offset > size || bytes > size - offset) {
+  if (offset > size || *bytes > size - offset) {
     return errorf(weftInvalidArgument,
                   "%zu bytes at offset %zu do not fit rank %d's part of the window (%zu bytes)",
-                  bytes, offset, peer, size);
+                  *bytes, offset, peer, size);
   }
-  if (bytes > 0 && from == nullptr) return Status(weftInvalidArgument, "localbuff is NULL");
-  const uint64_t ticket = comm_.takeTicket();
-  Status s = comm_.waitForTurn(ticket);
-  if (s.ok()) s = comm_.usable();
-  if (s.ok() && peerSignals_[peer] == nullptr) {
-    s = remote_->put(peer, from, bytes, offset, sigIdx, comm_.config().timeoutMs);
-  } else if (s.ok()) {
-    if (bytes > 0) std::memmove(peerBase_[peer] + offset, from, bytes);
-    signalIn(peerSignals_[peer], comm_.rank(), sigIdx)->fetch_add(1, std::memory_order_release);
+  if (*bytes > 0 && from == nullptr) return Status(weftInvalidArgument, "localbuff is NULL");
+  return okStatus();
+}
+
+Status RegisteredWindow::putInTurn(const void* from, size_t bytes, int peer, size_t offset,
+                                   int sigIdx) {
+  WEFT_RETURN_IF_ERROR(comm_.usable());
+  if (peerSignals_[peer] == nullptr) {
+    return remote_->put(peer, from, bytes, offset, sigIdx, comm_.config().timeoutMs);
   }
-  comm_.endTurn();
-  return s;
+  if (bytes > 0) std::memmove(peerBase_[peer] + offset, from, bytes);
+  signalIn(peerSignals_[peer], comm_.rank(), sigIdx)->fetch_add(1, std::memory_order_release);
+  return okStatus();
 }
 
 Status RegisteredWindow::checkSignal(int peer, int sigIdx) const {
@@ -161,18 +161,18 @@ Status RegisteredWindow::checkSignal(int peer, int sigIdx) const {
   return okStatus();
 }
 
-Status RegisteredWindow::waitSignals(const std::vector<SignalWait>& waits) {
+Status RegisteredWindow::checkWaits(const std::vector<SignalWait>& waits) const {
   for (const SignalWait& w : waits) {
     WEFT_RETURN_IF_ERROR(checkSignal(w.peer, w.sigIdx));
     if (w.count < 0) return errorf(weftInvalidArgument, "opCnt %d is negative", w.count);
   }
-  // In turn with the communicator's other operations; its destruction waits for this.
-  const uint64_t ticket = comm_.takeTicket();
-  Status s = comm_.waitForTurn(ticket);
-  for (size_t i = 0; s.ok() && i < waits.size(); ++i)
-    s = waitOne(waits[i]);
-  comm_.endTurn();
-  return s;
+  return okStatus();
+}
+
+Status RegisteredWindow::waitInTurn(const std::vector<SignalWait>& waits) {
+  for (const SignalWait& w : waits)
+    WEFT_RETURN_IF_ERROR(waitOne(w));
+  return okStatus();
 }
 
 Status RegisteredWindow::waitOne(const SignalWait& w) {

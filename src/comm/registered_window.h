@@ -54,12 +54,15 @@ class RegisteredWindow {
   Status finishRemotePuts();
 
   Communicator& comm() const { return comm_; }
-  // Both take the communicator's turn, so they run in order with its other operations, and its
+  // The calls are checked when made, and run in a turn of the communicator (the caller's, or a
+  // stream's: src/api/windows.cc), so they go in order with its other operations, and its
   // destruction waits for them.
-  // Copies `count` elements of `type` from `from` to peer's part at `offset` bytes, then adds
-  // one to the peer's signal `sigIdx` from this rank.
-  Status putSignal(const void* from, size_t count, weftDataType_t type, int peer, size_t offset,
-                   int sigIdx);
+  // A put of `count` elements of `type` from `from` to peer's part at `offset` bytes, which then
+  // adds one to the peer's signal `sigIdx` from this rank: weftInvalidArgument naming what is
+  // wrong with it, else *bytes is its size.
+  Status checkPut(const void* from, size_t count, weftDataType_t type, int peer, size_t offset,
+                  int sigIdx, size_t* bytes) const;
+  Status putInTurn(const void* from, size_t bytes, int peer, size_t offset, int sigIdx);
   // Waits until each (peer, sigIdx, count)'s signal to this rank has risen `count` times since
   // the waits before took theirs; an error once WEFT_TIMEOUT passes without one rising, or a
   // peer waited for dies. Signals that arrived before an error stay taken.
@@ -68,7 +71,8 @@ class RegisteredWindow {
     int sigIdx;
     int count;
   };
-  Status waitSignals(const std::vector<SignalWait>& waits);
+  Status checkWaits(const std::vector<SignalWait>& waits) const;
+  Status waitInTurn(const std::vector<SignalWait>& waits);
 
  private:
   RegisteredWindow(Communicator& comm, void* base);

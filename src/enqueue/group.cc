@@ -68,6 +68,7 @@ void fillWork(std::vector<CommWork>& works, Op&& op) {
   w.comm = op.comm;
   w.collectives.clear();
   w.p2p.clear();
+  w.task = nullptr;
   std::vector<Op>& list = op.kind == OpKind::kCollective ? w.collectives : w.p2p;
   list.push_back(std::move(op));
   w.ticket = w.comm->takeTicket();
@@ -133,6 +134,18 @@ Status submitOp(Op&& op) {
     WEFT_RETURN_IF_ERROR(checkSelfPairs({op}));  // alone, it cannot pair
   }
   return op.stream == nullptr ? runNow(std::move(op)) : enqueueNow(std::move(op));
+}
+
+void enqueueTask(weftStream_t stream, Communicator* comm, std::function<Status()> task) {
+  weftStream::Batch batch = stream->takeBatch();
+  batch.resize(1);
+  CommWork& w = batch[0];
+  w.comm = comm;
+  w.collectives.clear();
+  w.p2p.clear();
+  w.task = std::move(task);
+  w.ticket = comm->takeTicket();
+  stream->enqueue(std::move(batch));
 }
 
 void noteGroupError(const Status& status) {

@@ -357,6 +357,14 @@ bool spinDirect(Communicator& comm, const Op& op, uint64_t sequence, Status* res
 }  // namespace
 
 Status runWorks(std::vector<CommWork>& works) {
+  if (works.size() == 1 && works[0].task) {
+    CommWork& w = works[0];
+    Status s = w.comm->waitForTurn(w.ticket);
+    if (s.ok()) s = w.task();
+    w.comm->endTurn();
+    w.task = nullptr;  // what it holds goes now, not when the batch is reused
+    return s;
+  }
   // Per thread and reused, so a call allocates nothing for its bookkeeping; emptied when done so
   // no executor outlives its call.
   thread_local std::vector<Active> pool;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "src/base/status.h"
@@ -18,6 +19,9 @@ struct CommWork {
   uint64_t ticket = 0;          // its place in the communicator's issue order
   std::vector<Op> collectives;  // run one after another, in order
   std::vector<Op> p2p;          // run together, after the collectives
+  // Instead of ops: a host call that runs in the work's turn, on a stream (a window's put or
+  // wait, src/api/windows.cc); alone in its batch.
+  std::function<Status()> task;
 };
 
 // Returns the first error; every communicator's turn is ended either way.

@@ -335,6 +335,56 @@ TEST(Windows, ADeadPeerEndsTheWait) {
   expectAllOk(results);
 }
 
+// Puts and waits on a Weft stream run there in order with its collectives; a bad argument is
+// the call's error at once, a wait that times out the stream's. On one host and across hosts.
+class WindowsOnStreams : public ::testing::TestWithParam<bool> {};
+
+TEST_P(WindowsOnStreams, RunInTheStreamsOrder) {
+  const bool acrossHosts = GetParam();
+  expectAllOk(runProcesses(2, {{"WEFT_TIMEOUT", "2"}}, [acrossHosts](int rank) {
+    if (acrossHosts) setenv("WEFT_HOSTID", rank == 0 ? "a" : "b", 1);
+    weftComm_t comm = init();
+    ASSERT_NE(comm, nullptr);
+    weftStream_t stream = nullptr;
+    ASSERT_EQ(weftStreamCreate(&stream), weftSuccess);
+    void* part = nullptr;
+    const size_t count = 100003;
+    ASSERT_EQ(weftMemAlloc(&part, count * sizeof(int32_t)), weftSuccess);
+    weftWindow_t win = nullptr;
+    ASSERT_EQ(weftCommWindowRegister(comm, part, count * sizeof(int32_t), &win, 0), weftSuccess)
+        << weftGetLastError(comm);
+    // The put sends what the all-reduce before it on the stream wrote.
+    std::vector<int32_t> mine(count, rank + 1), sum(count, 0);
+    ASSERT_EQ(weftAllReduce(mine.data(), sum.data(), count, weftInt32, weftSum, comm, stream),
+              weftSuccess);
+    const int peer = 1 - rank;
+    ASSERT_EQ(weftPutSignal(sum.data(), count, weftInt32, peer, win, 0, 6, 0, 0, comm, stream),
+              weftSuccess)
+        << weftGetLastError(comm);
+    const weftWaitSignalDesc_t wait{1, peer, 6, 0};
+    ASSERT_EQ(weftWaitSignal(1, &wait, win, comm, stream), weftSuccess);
+    ASSERT_EQ(weftStreamSynchronize(stream), weftSuccess) << weftGetLastError(comm);
+    const auto* got = static_cast<const int32_t*>(part);
+    for (size_t i = 0; i < count; ++i)
+      ASSERT_EQ(got[i], 3) << "element " << i;
+    // Checked when called, even on a stream.
+    EXPECT_EQ(weftPutSignal(sum.data(), count, weftInt32, peer, win, 8, 6, 0, 0, comm, stream),
+              weftInvalidArgument);
+    // A wait nobody answers fails the stream, not the call.
+    const weftWaitSignalDesc_t never{1, peer, 7, 0};
+    EXPECT_EQ(weftWaitSignal(1, &never, win, comm, stream), weftSuccess);
+    EXPECT_EQ(weftStreamSynchronize(stream), weftTimeout);
+    EXPECT_EQ(weftBarrier(comm, nullptr), weftSuccess);
+    EXPECT_EQ(weftCommWindowDeregister(comm, win), weftSuccess) << weftGetLastError(comm);
+    EXPECT_EQ(weftStreamDestroy(stream), weftSuccess);
+    EXPECT_EQ(weftMemFree(part), weftSuccess);
+    EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+  }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, WindowsOnStreams, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "AcrossHosts" : "OneHost"; });
+
 // A peer across hosts that dies: a wait for its signal and a put into its part both end with
 // an error naming it, well before the timeout.
 TEST(Windows, ADeadPeerAcrossHostsEndsTheWaitAndThePut) {
