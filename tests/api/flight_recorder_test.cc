@@ -87,8 +87,10 @@ TEST(FlightRecorder, OffRecordsNothing) {
 TEST(FlightRecorder, SnapshotsWhileRecordingSeeWholeRecords) {
   FlightRecorder r(16);
   std::atomic<bool> done{false};
+  std::atomic<bool> looked{false};  // the reader has seen records: on a loaded machine it may
+                                    // not run at all before 200,000 are written
   std::thread writer([&] {
-    for (uint64_t i = 1; i <= 200'000; ++i) {
+    for (uint64_t i = 1; i <= 200'000 || (!looked.load() && i <= 100'000'000); ++i) {
       const uint64_t id = r.add(collectiveCall(i));
       r.start(id, i);
       r.finish(id);
@@ -106,6 +108,7 @@ TEST(FlightRecorder, SnapshotsWhileRecordingSeeWholeRecords) {
       ASSERT_EQ(c.id, c.call.what);
       ++seen;
     }
+    if (seen > 0) looked = true;
   }
   writer.join();
   EXPECT_GT(seen, 0u);
