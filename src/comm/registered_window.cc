@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "collectives/datatype.h"
+#include "src/base/log.h"
 #include "src/base/wait.h"
 #include "src/comm/communicator.h"
 
@@ -86,6 +87,12 @@ Status RegisteredWindow::open(const std::vector<Part>& parts) {
         mappings_.map(p.pid, p.signals, signalBytes(n), {0, signalBytes(n)}, &peerSignals_[r])
             .withContext(strprintf("mapping rank %d's signals", r)));
   }
+  int mapped = 0;
+  for (int r = 0; r < n; ++r)
+    mapped += r != comm_.rank() && peerSignals_[r] != nullptr ? 1 : 0;
+  WEFT_INFO(kInit, "%s: window of %llu bytes: mapped by %d peer(s) on this host, over tcp to %d",
+            comm_.describe().c_str(), static_cast<unsigned long long>(parts[comm_.rank()].bytes),
+            mapped, n - 1 - mapped);
   return okStatus();
 }
 

@@ -110,12 +110,21 @@ TEST(Windows, PutsCrossHostsOverTcp) {
   }));
 }
 
-// Two hosts of two ranks: mapped within a host, tcp across, in the same window.
+// Two hosts of two ranks: mapped within a host, tcp across, in the same window; the INIT log
+// says which.
 TEST(Windows, PutsMixMappedPeersAndPeersAcrossHosts) {
-  expectAllOk(runProcesses(4, {}, [](int rank) {
-    setenv("WEFT_HOSTID", rank < 2 ? "a" : "b", 1);
-    exchangeRounds(rank, 4, Memory::kShareable);
-  }));
+  const RankFiles logs("windows-mixed-test");
+  expectAllOk(
+      runProcesses(4, {{"WEFT_DEBUG", "INFO"}, {"WEFT_DEBUG_SUBSYS", "INIT"}}, [&](int rank) {
+        logs.route(rank);
+        setenv("WEFT_HOSTID", rank < 2 ? "a" : "b", 1);
+        exchangeRounds(rank, 4, Memory::kShareable);
+      }));
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::string text = logs.take(rank);
+    EXPECT_NE(text.find("mapped by 1 peer(s) on this host, over tcp to 2"), std::string::npos)
+        << text;
+  }
 }
 
 // Ranks of one host that meet over tcp share no memory: their puts go over tcp as well.
