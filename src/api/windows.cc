@@ -55,20 +55,6 @@ Status notInGroup() {
                 "windows' calls cannot be part of a group (weftGroupStart/weftGroupEnd)");
 }
 
-// Runs a checked call in a turn of the communicator: now on this thread (NULL stream), or in
-// its turn on the stream, whose error it then is.
-Status runInTurn(Communicator& comm, weftStream_t stream, std::function<Status()> call) {
-  if (stream != nullptr) {
-    enqueueTask(stream, &comm, std::move(call));
-    return okStatus();
-  }
-  const uint64_t ticket = comm.takeTicket();
-  Status s = comm.waitForTurn(ticket);
-  if (s.ok()) s = call();
-  comm.endTurn();
-  return s;
-}
-
 // What every rank sends the others at registration: its part, or that it failed.
 struct Offer {
   RegisteredWindow::Part part;
@@ -187,7 +173,7 @@ weftResult_t weftPutSignal(const void* localbuff, size_t count, weftDataType_t d
   size_t bytes = 0;
   if (s.ok()) s = w->checkPut(localbuff, count, datatype, peer, peerWinOffset, sigIdx, &bytes);
   if (s.ok()) {
-    s = weft::runInTurn(*c, stream, [w, localbuff, bytes, peer, peerWinOffset, sigIdx] {
+    s = weft::submitTask(stream, c, [w, localbuff, bytes, peer, peerWinOffset, sigIdx] {
       return w->putInTurn(localbuff, bytes, peer, peerWinOffset, sigIdx);
     });
   }
@@ -213,7 +199,7 @@ weftResult_t weftWaitSignal(int nDesc, const weftWaitSignalDesc_t* signalDescs, 
   }
   if (s.ok()) s = w->checkWaits(waits);
   if (s.ok()) {
-    s = weft::runInTurn(*c, stream, [w, waits = std::move(waits)] { return w->waitInTurn(waits); });
+    s = weft::submitTask(stream, c, [w, waits = std::move(waits)] { return w->waitInTurn(waits); });
   }
   return weft::report(s.withContext("weftWaitSignal"), c);
 }

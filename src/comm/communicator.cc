@@ -144,34 +144,24 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   const topo::System* system = nullptr;
   WEFT_RETURN_IF_ERROR(localSystem(&system));
   const topo::NicChoice nic = rankNic(*system, ranks, rank_);
-  TransportContext ctx;
-  ctx.rank = rank_;
-  ctx.nranks = nranks_;
-  ctx.commTag = id.commTag;
-  ctx.secret = id.secret;
-  ctx.deadline = Deadline::after(config_.timeoutMs);
-  ctx.abort = &abort_;
+  anyNet_ = anyNet;
+  secret_ = id.secret;
   // Across hosts, tcp leaves by the NIC the topology puts closest to this rank, unless the
   // user named interfaces; ranks that meet over loopback stay on it.
-  ctx.localAddress = manyHosts && !userNamedInterfaces() && !localAddress.isLoopback()
-                         ? nicListenAddress(nic, localAddress)
-                         : localAddress;
+  netAddress_ = manyHosts && !userNamedInterfaces() && !localAddress.isLoopback()
+                    ? nicListenAddress(nic, localAddress)
+                    : localAddress;
   // The port is the kernel's choice, made when tcp binds (its own line gives it).
   WEFT_INFO(kInit, "%s: NIC %s (%.2f GB/s) closest to NUMA node %d; tcp listens on %s",
             describe().c_str(), nic.interface.empty() ? "none" : nic.interface.c_str(),
             nic.bandwidthGBps, topo::unpackLocality(ranks[rank_].locality).numaNode,
-            ctx.localAddress.hostString().c_str());
+            netAddress_.hostString().c_str());
+  TransportContext ctx = transportContext();
   ctx.nSocketsPerPeer = config_.nSocketsPerPeer;
   ctx.socketPaceBytes = config_.socketPaceBytes;
   ctx.shmRingBytes = config_.shmRingBytes;
   ctx.shmWindowRegions = slotWindowRegions(config_.shmSlotBytes, config_.shmStagingBytes);
   ctx.formatWindow = formatSlotWindow;
-  ctx.allGather = [this](const Blob& mine, std::vector<Blob>* all) {
-    return bootstrap_->allGather(mine, all);
-  };
-  anyNet_ = anyNet;
-  secret_ = id.secret;
-  netAddress_ = ctx.localAddress;
   std::vector<std::unique_ptr<Link>> shmLinks;
   std::vector<std::unique_ptr<Link>> netLinks;
   WEFT_RETURN_IF_ERROR(shm::connect(ctx, shmPeers, &shmLinks).withContext("shm transport"));
@@ -260,8 +250,7 @@ Status Communicator::connectTransports(const UniqueIdData& id, const SockAddr& l
   return okStatus();
 }
 
-Status Communicator::connectExtraLinks(const std::vector<int>& peers,
-                                       std::vector<std::unique_ptr<Link>>* links) {
+TransportContext Communicator::transportContext() {
   TransportContext ctx;
   ctx.rank = rank_;
   ctx.nranks = nranks_;
@@ -273,7 +262,12 @@ Status Communicator::connectExtraLinks(const std::vector<int>& peers,
   ctx.allGather = [this](const Blob& mine, std::vector<Blob>* all) {
     return bootstrap_->allGather(mine, all);
   };
-  return tcp::connect(ctx, peers, links).withContext("tcp links for a window");
+  return ctx;
+}
+
+Status Communicator::connectExtraLinks(const std::vector<int>& peers,
+                                       std::vector<std::unique_ptr<Link>>* links) {
+  return tcp::connect(transportContext(), peers, links).withContext("tcp links for a window");
 }
 
 Status Communicator::chooseNet() {

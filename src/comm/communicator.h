@@ -27,6 +27,7 @@
 #include "src/comm/flight_recorder.h"
 #include "src/comm/traffic_stats.h"
 #include "transports/channel.h"
+#include "transports/transport.h"
 
 namespace weft {
 
@@ -157,6 +158,10 @@ class Communicator {
 
  private:
   Status connectTransports(const UniqueIdData& id, const SockAddr& localAddress);
+  // What every transport's connect needs of this communicator (its rank, id, secret, tcp
+  // address, a fresh deadline and the bootstrap's all-gather), the transports' own settings
+  // left at their defaults.
+  TransportContext transportContext();
   void setUpDirect();
   void placeRanks();
   // The network transport (WEFT_NET, "auto" made the same on every rank: UCX where every rank

@@ -82,6 +82,14 @@ Status RemotePuts::failureOf(int stream) const {
   return okStatus();
 }
 
+std::vector<bool> RemotePuts::liveStreams() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<bool> live(streams_.size());
+  for (size_t i = 0; i < streams_.size(); ++i)
+    live[i] = failures_[i].ok();
+  return live;
+}
+
 uint64_t RemotePuts::moves() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return moves_;
@@ -197,11 +205,9 @@ void RemotePuts::run() {
 void RemotePuts::step(bool* progressed) {
   int request = -1;
   bool finishing = false;
-  std::vector<bool> live(streams_.size());
+  std::vector<bool> live = liveStreams();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (size_t i = 0; i < streams_.size(); ++i)
-      live[i] = failures_[i].ok();
     finishing = finishing_;
     if (request_.stream >= 0 && !request_.done) {
       request = request_.stream;
@@ -241,12 +247,7 @@ void RemotePuts::step(bool* progressed) {
 void RemotePuts::sleepUntilReady() {
   std::vector<pollfd> fds;
   fds.push_back(pollfd{wakeFd_, POLLIN, 0});
-  std::vector<bool> live(streams_.size());
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (size_t i = 0; i < streams_.size(); ++i)
-      live[i] = failures_[i].ok();
-  }
+  const std::vector<bool> live = liveStreams();
   for (size_t i = 0; i < streams_.size(); ++i) {
     const PutStream& st = streams_[i];
     if (!live[i]) continue;

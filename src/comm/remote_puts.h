@@ -75,6 +75,8 @@ class RemotePuts {
   void sleepUntilReady();
   // With the lock held: the failure of a stream, or of the first that failed (-1).
   Status failureOf(int stream) const;
+  // Which streams have not failed, by index (takes the lock).
+  std::vector<bool> liveStreams() const;
   // Waits, with the lock held, until done(), a failure of them all, an abort, or timeoutMs
   // without progress() changing. An abort or a timeout stops the thread (a message may be cut).
   template <typename Done, typename Progress>

@@ -136,16 +136,26 @@ Status submitOp(Op&& op) {
   return op.stream == nullptr ? runNow(std::move(op)) : enqueueNow(std::move(op));
 }
 
-void enqueueTask(weftStream_t stream, Communicator* comm, std::function<Status()> task) {
+Status submitTask(weftStream_t stream, Communicator* comm, std::function<Status()> task) {
+  // As fillWork: the one work of a list that keeps its room.
+  const auto fill = [&](std::vector<CommWork>& works) {
+    works.resize(1);
+    CommWork& w = works[0];
+    w.comm = comm;
+    w.collectives.clear();
+    w.p2p.clear();
+    w.task = std::move(task);
+    w.ticket = comm->takeTicket();
+  };
+  if (stream == nullptr) {
+    thread_local std::vector<CommWork> works;
+    fill(works);
+    return runWorks(works);
+  }
   weftStream::Batch batch = stream->takeBatch();
-  batch.resize(1);
-  CommWork& w = batch[0];
-  w.comm = comm;
-  w.collectives.clear();
-  w.p2p.clear();
-  w.task = std::move(task);
-  w.ticket = comm->takeTicket();
+  fill(batch);
   stream->enqueue(std::move(batch));
+  return okStatus();
 }
 
 void noteGroupError(const Status& status) {

@@ -14,9 +14,10 @@ class Communicator;
 
 // Runs op now (or queues it on its stream), or records it when a group is open.
 Status submitOp(Op&& op);
-// Queues a host call on a stream, in comm's issue order from now: it runs in its turn, after
-// what the stream holds; its error is the stream's (weftStreamSynchronize).
-void enqueueTask(weftStream_t stream, Communicator* comm, std::function<Status()> task);
+// A host call in comm's issue order from now: run in its turn on this thread (NULL stream), its
+// error returned; or queued on the stream, after what the stream holds, its error the stream's
+// (weftStreamSynchronize).
+Status submitTask(weftStream_t stream, Communicator* comm, std::function<Status()> task);
 // Inside a group, a communicator's init is started in the background and waited for at the end.
 bool inGroup();
 void deferInit(Communicator* comm);

@@ -19,8 +19,8 @@ struct CommWork {
   uint64_t ticket = 0;          // its place in the communicator's issue order
   std::vector<Op> collectives;  // run one after another, in order
   std::vector<Op> p2p;          // run together, after the collectives
-  // Instead of ops: a host call that runs in the work's turn, on a stream (a window's put or
-  // wait, src/api/windows.cc); alone in its batch.
+  // Instead of ops: a host call that runs in the work's turn (a window's put or wait,
+  // submitTask); alone in its list.
   std::function<Status()> task;
 };
 
