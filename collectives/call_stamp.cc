@@ -143,8 +143,8 @@ void addCallCheck(const CollArgs& args, const std::vector<int>& order, Schedule*
   if (!order.empty())
     position = static_cast<int>(std::find(order.begin(), order.end(), args.rank) - order.begin());
   auto at = [&](int p) { return order.empty() ? p : order[static_cast<size_t>(p)]; };
-  schedule->signal(at((position + 1) % n));
-  schedule->wait(at((position + n - 1) % n));
+  schedule->messageSignal(at((position + 1) % n));
+  schedule->messageWait(at((position + n - 1) % n));
 }
 
 uint64_t slotSignature(const CallSpec& call, SlotPath path) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <queue>
+#include <tuple>
 #include <unordered_map>
 
 #include "collectives/dependencies.h"
@@ -36,8 +37,14 @@ size_t modelChunk(Algo algo, CollKind kind, size_t count, size_t elemSize, int n
   return std::max(def, chunksIn(count, std::clamp<size_t>(4 * hops, 16, 256)));
 }
 
+// Steps that pair with one on the peer: messages, and memory signals with their waits.
 bool isMessage(const Step& s) {
-  return s.kind == StepKind::kSend || s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce;
+  return s.kind == StepKind::kSend || s.kind == StepKind::kRecv ||
+         s.kind == StepKind::kRecvReduce || s.kind == StepKind::kSignal ||
+         s.kind == StepKind::kWait;
+}
+bool isOutgoing(const Step& s) {
+  return s.kind == StepKind::kSend || s.kind == StepKind::kSignal;
 }
 
 // Dependencies of one rank's steps, as the executor forms them: memory conflicts and fences
@@ -63,7 +70,7 @@ std::vector<std::vector<uint32_t>> dependencies(const Schedule& sched) {
     std::vector<uint32_t>& d = deps[i];
     d.assign(mem.begin(), mem.end());
     if (isMessage(s)) {
-      auto key = std::make_pair(s.peer, s.kind == StepKind::kSend);
+      auto key = std::make_pair(s.peer, isOutgoing(s));
       auto it = lastMessage.find(key);
       if (it != lastMessage.end()) d.push_back(it->second);
       lastMessage[key] = i;
@@ -152,20 +159,23 @@ class Replay {
     }
   }
 
-  // The k-th send from a to b meets the k-th receive at b from a.
+  // The k-th send from a to b meets the k-th receive at b from a, and the k-th memory signal
+  // the k-th wait.
   bool matchMessages() {
     const int n = static_cast<int>(scheds_.size());
-    std::map<std::pair<int, int>, std::vector<uint32_t>> sends, recvs;  // (from, to) -> steps
+    // (from, to, memory) -> steps
+    std::map<std::tuple<int, int, bool>, std::vector<uint32_t>> sends, recvs;
     for (int r = 0; r < n; ++r) {
       const auto& steps = scheds_[r].steps;
       for (uint32_t i = 0; i < steps.size(); ++i) {
         const Step& s = steps[i];
         if (!isMessage(s)) continue;
         if (s.peer < 0 || s.peer >= n) return false;
-        if (s.kind == StepKind::kSend) {
-          sends[{r, s.peer}].push_back(i);
+        const bool memory = isMemoryStep(s.kind);
+        if (isOutgoing(s)) {
+          sends[{r, s.peer, memory}].push_back(i);
         } else {
-          recvs[{s.peer, r}].push_back(i);
+          recvs[{s.peer, r, memory}].push_back(i);
         }
       }
     }
@@ -173,7 +183,7 @@ class Replay {
       const std::vector<uint32_t>& other = recvs[pair];
       if (other.size() != list.size()) return false;
       for (size_t k = 0; k < list.size(); ++k)
-        ranks_[pair.first].match[list[k]] = other[k];
+        ranks_[std::get<0>(pair)].match[list[k]] = other[k];
     }
     for (const auto& [pair, list] : recvs) {
       if (sends.find(pair) == sends.end() && !list.empty()) return false;
@@ -192,13 +202,20 @@ class Replay {
     RankState& st = ranks_[e.rank];
     switch (s.kind) {
       case StepKind::kCopy:
-      case StepKind::kReduce: {
+      case StepKind::kReduce:
+      // Memory steps move the bytes at memory speed, with the peer's memory as near as this
+      // rank's own.
+      case StepKind::kPut:
+      case StepKind::kGet:
+      case StepKind::kGetReduce:
+      case StepKind::kPutReduce: {
         double begin = std::max(e.time, cpuFree_[e.rank]);
         cpuFree_[e.rank] = begin + bytes(s) / localBytesPerUs_;
         events_.push({cpuFree_[e.rank], kComplete, e.rank, e.step});
         break;
       }
-      case StepKind::kSend: {
+      case StepKind::kSend:
+      case StepKind::kSignal: {
         double begin = std::max(e.time, txFree_[e.rank]);
         double wire = bytes(s) / bytesPerUs_;
         txFree_[e.rank] = begin + wire;
@@ -210,6 +227,7 @@ class Replay {
       }
       case StepKind::kRecv:
       case StepKind::kRecvReduce:
+      case StepKind::kWait:
         st.posted[e.step] = 1;
         st.readyAt[e.step] = e.time;
         if (st.arrival[e.step] >= 0) {

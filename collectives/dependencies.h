@@ -24,6 +24,14 @@ struct Footprint {
   bool fence = false;
 };
 
+// What memory steps reach of a peer's buffers: one made-up byte per peer, above any address of
+// this rank's own, so that steps reaching one peer keep their order where one of them writes
+// there. (Finer would be wrong: the peer's buffers may overlap, in place, however this rank's do.)
+inline Footprint::Range peerFootprint(int peer) {
+  const uintptr_t at = (uintptr_t{1} << 62) + static_cast<uintptr_t>(peer);
+  return {at, at + 1};
+}
+
 // What a step touches; at(ref, count) gives the address range of count elements at ref.
 template <typename At>
 Footprint footprintOf(const Step& s, At&& at) {
@@ -32,9 +40,47 @@ Footprint footprintOf(const Step& s, At&& at) {
     f.fence = true;
     return f;
   }
-  if (s.kind != StepKind::kRecv) f.read[0] = at(s.src, s.count);
-  if (s.kind == StepKind::kReduce) f.read[1] = at(s.dst, s.count);
-  if (s.kind != StepKind::kSend) f.write = at(s.dst, s.count);
+  const Footprint::Range peer = peerFootprint(s.peer);
+  switch (s.kind) {
+    case StepKind::kSend:
+      f.read[0] = at(s.src, s.count);
+      break;
+    case StepKind::kRecv:
+      f.write = at(s.dst, s.count);
+      break;
+    case StepKind::kRecvReduce:
+    case StepKind::kCopy:
+      f.read[0] = at(s.src, s.count);
+      f.write = at(s.dst, s.count);
+      break;
+    case StepKind::kReduce:
+      f.read[0] = at(s.src, s.count);
+      f.read[1] = at(s.dst, s.count);
+      f.write = f.read[1];
+      break;
+    case StepKind::kPut:
+      f.read[0] = at(s.src, s.count);
+      f.write = peer;
+      break;
+    case StepKind::kGet:
+      f.read[0] = peer;
+      f.write = at(s.dst, s.count);
+      break;
+    case StepKind::kGetReduce:
+      f.read[0] = at(s.src, s.count);
+      f.read[1] = peer;
+      f.write = at(s.dst, s.count);
+      break;
+    case StepKind::kPutReduce:
+      f.read[0] = at(s.src, s.count);
+      f.read[1] = peer;
+      f.write = peer;
+      break;
+    case StepKind::kSignal:
+    case StepKind::kWait:
+      f.fence = true;
+      break;
+  }
   return f;
 }
 

@@ -8,8 +8,8 @@ namespace weft {
 void buildDissemination(const CollArgs& a, Schedule* out) {
   const int n = a.nranks, r = a.rank;
   for (int dist = 1; dist < n; dist <<= 1) {
-    out->signal(modRank(r + dist, n));
-    out->wait(modRank(r - dist, n));
+    out->messageSignal(modRank(r + dist, n));
+    out->messageWait(modRank(r - dist, n));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "collectives/call_stamp.h"
+#include "collectives/stream_copy.h"
 
 namespace weft {
 void Executor::ReduceSink::reset(char* dst, const char* src, size_t elemSize, ReduceFn reduce) {
@@ -40,7 +41,7 @@ void Executor::ReduceSink::accept(size_t offset, const void* data, size_t bytes)
 }
 
 size_t Executor::stepBytes(const Step& s) const {
-  const Ref& first = s.kind == StepKind::kRecv ? s.dst : s.src;
+  const Ref& first = s.kind == StepKind::kRecv || s.kind == StepKind::kGet ? s.dst : s.src;
   return first.buf < buffers_.size() ? bytesOf(first, s.count) : 0;
 }
 
@@ -52,19 +53,35 @@ Status Executor::checkStep(const Step& s) const {
     const BufferView& b = buffers_[r.buf];
     return r.offset <= b.count && bytes <= (b.count - r.offset) * b.elemSize;
   };
-  bool usesSrc = s.kind != StepKind::kRecv;
-  bool usesDst = s.kind != StepKind::kSend;
-  bool usesPeer =
-      s.kind == StepKind::kSend || s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce;
+  // This rank's side of the step; a memory step's side in the peer is checked as it runs.
+  const bool usesSrc = s.kind != StepKind::kRecv && s.kind != StepKind::kGet;
+  const bool usesDst =
+      s.kind != StepKind::kSend && s.kind != StepKind::kPut && s.kind != StepKind::kPutReduce;
   if (s.count > 0 && ((usesSrc && !inBounds(s.src)) || (usesDst && !inBounds(s.dst)))) {
     return errorf(weftInternalError, "schedule step out of bounds: %s", describeStep(s).c_str());
   }
-  if (usesPeer &&
+  const bool usesLink =
+      s.kind == StepKind::kSend || s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce;
+  if (usesLink &&
       (s.peer < 0 || static_cast<size_t>(s.peer) >= peerIndex_.size() || peerIndex_[s.peer] < 0)) {
     return errorf(weftInternalError, "schedule step names a peer without a link: %s",
                   describeStep(s).c_str());
   }
-  bool reduces = s.kind == StepKind::kRecvReduce || s.kind == StepKind::kReduce;
+  if (isMemoryStep(s.kind)) {
+    const bool signals = s.kind == StepKind::kSignal || s.kind == StepKind::kWait;
+    // The peer's buffers, numbered as this rank's.
+    const bool remoteOk = s.kind == StepKind::kPut ? s.dst.buf < buffers_.size()
+                          : s.kind == StepKind::kGet
+                              ? s.src.buf < buffers_.size()
+                              : s.with.buf < buffers_.size() && s.dst.buf < buffers_.size();
+    if (memory_ == nullptr || s.peer < 0 || static_cast<size_t>(s.peer) >= peerIndex_.size() ||
+        (!signals && !remoteOk)) {
+      return errorf(weftInternalError, "schedule step has no peer memory to reach: %s",
+                    describeStep(s).c_str());
+    }
+  }
+  bool reduces = s.kind == StepKind::kRecvReduce || s.kind == StepKind::kReduce ||
+                 s.kind == StepKind::kGetReduce || s.kind == StepKind::kPutReduce;
   if (reduces && reduce_ == nullptr) {
     return errorf(weftInternalError, "schedule reduces without an operator: %s",
                   describeStep(s).c_str());
@@ -73,8 +90,9 @@ Status Executor::checkStep(const Step& s) const {
 }
 
 Status Executor::start(const Schedule& schedule, std::vector<BufferView> buffers, ReduceFn reduce,
-                       Channel* const* channels, int nranks) {
+                       Channel* const* channels, int nranks, MemoryFace* memory) {
   steps_ = schedule.steps;
+  memory_ = memory;
   sendFlags_ = schedule.pointToPoint ? kPointToPointMessage : 0;
   buffers_ = std::move(buffers);
   reduce_ = reduce;
@@ -82,7 +100,7 @@ Status Executor::start(const Schedule& schedule, std::vector<BufferView> buffers
   peerIndex_.assign(static_cast<size_t>(nranks), -1);
 
   for (const Step& s : steps_) {
-    if (s.kind == StepKind::kCopy || s.kind == StepKind::kReduce) continue;
+    if (isLocalStep(s.kind) || s.kind == StepKind::kWait) continue;
     if (s.peer >= 0 && s.peer < nranks && peerIndex_[s.peer] < 0 && channels[s.peer] != nullptr) {
       peerIndex_[s.peer] = static_cast<int>(peers_.size());
       peers_.emplace_back();
@@ -110,7 +128,9 @@ Status Executor::start(const Schedule& schedule, std::vector<BufferView> buffers
   dependencies_.build(footprints);
   // Dependents of each step (the reverse edges), which completion walks.
   dependentsStart_.assign(steps_.size() + 1, 0);
+  depsCount_.resize(steps_.size());
   for (uint32_t i = 0; i < steps_.size(); ++i) {
+    depsCount_[i] = static_cast<uint32_t>(dependencies_.of(i).size());
     for (uint32_t d : dependencies_.of(i))
       ++dependentsStart_[d + 1];
   }
@@ -119,28 +139,27 @@ Status Executor::start(const Schedule& schedule, std::vector<BufferView> buffers
   dependents_.resize(dependentsStart_.back());
   std::vector<uint32_t> fill(dependentsStart_.begin(), dependentsStart_.end() - 1);
   initialLocal_.clear();
+  initialWaits_.clear();
   for (uint32_t i = 0; i < steps_.size(); ++i) {
     for (uint32_t d : dependencies_.of(i))
       dependents_[fill[d]++] = i;
-    bool local = steps_[i].kind == StepKind::kCopy || steps_[i].kind == StepKind::kReduce;
-    if (local && dependencies_.of(i).empty()) initialLocal_.push_back(i);
+    if (!dependencies_.of(i).empty()) continue;
+    if (isLocalStep(steps_[i].kind)) initialLocal_.push_back(i);
+    if (steps_[i].kind == StepKind::kWait) initialWaits_.push_back(i);
   }
   restart();
   return okStatus();
 }
 
-void Executor::rebind(std::vector<BufferView> buffers) {
-  buffers_ = std::move(buffers);
+void Executor::rebind(const std::vector<BufferView>& buffers, MemoryFace* memory) {
+  buffers_ = buffers;  // a copy into the same capacity: no allocation per call
+  memory_ = memory;
   restart();
 }
 
 void Executor::restart() {
   completed_ = 0;
-  state_.resize(steps_.size());
-  for (uint32_t i = 0; i < steps_.size(); ++i) {
-    state_[i].depsLeft = static_cast<uint32_t>(dependencies_.of(i).size());
-    state_[i].done = false;
-  }
+  depsLeft_ = depsCount_;
   for (PeerQueues& q : peers_) {
     q.sendHead = 0;
     q.recvHead = 0;
@@ -150,31 +169,115 @@ void Executor::restart() {
     q.sentBase = q.channel->bytesSent();
     q.receivedBase = std::min(q.channel->bytesReceived(), q.sentBase);
   }
-  readyLocal_ = initialLocal_;
+  readyLocal_.assign(initialLocal_.rbegin(), initialLocal_.rend());  // the first on top
+  readyWaits_ = initialWaits_;
+  gotten_ = 0;
+  put_ = 0;
 }
 
 void Executor::complete(uint32_t index) {
-  state_[index].done = true;
   ++completed_;
   for (uint32_t k = dependentsStart_[index]; k < dependentsStart_[index + 1]; ++k) {
     uint32_t d = dependents_[k];
-    if (--state_[d].depsLeft == 0) {
+    if (--depsLeft_[d] == 0) {
       StepKind kind = steps_[d].kind;
-      if (kind == StepKind::kCopy || kind == StepKind::kReduce) readyLocal_.push_back(d);
+      if (isLocalStep(kind)) readyLocal_.push_back(d);
+      if (kind == StepKind::kWait) readyWaits_.push_back(d);
     }
   }
 }
 
-void Executor::runLocal(uint32_t index) {
+Status Executor::runLocal(uint32_t index) {
   const Step& s = steps_[index];
+  const bool stream = (s.options & kStreamStores) != 0;
+  const size_t bytes = stepBytes(s);
   char* src = addressOf(s.src);
   char* dst = addressOf(s.dst);
-  if (s.kind == StepKind::kCopy) {
-    if (src != dst) memmove(dst, src, bytesOf(s.src, s.count));
-  } else {
-    reduce_(dst, dst, src, s.count);
+  switch (s.kind) {
+    case StepKind::kCopy:
+      if (src == dst) break;
+      if (stream && (dst + bytes <= src || src + bytes <= dst)) {
+        streamCopy(dst, src, bytes);  // which must not overlap
+      } else {
+        memmove(dst, src, bytes);
+      }
+      break;
+    case StepKind::kReduce:
+      reduce_(dst, dst, src, s.count);
+      break;
+    // The context strings are formatted only on error: this is the hot path.
+    case StepKind::kPut: {
+      char* to = nullptr;
+      Status st = memory_->reach(s.peer, s.dst.buf, bytesOf(s.dst, s.dst.offset), bytes, &to);
+      if (!st.ok()) return st.withContext(describeStep(s));
+      copyOut(to, src, bytes, stream);
+      put_ += bytes;
+      break;
+    }
+    case StepKind::kGet: {
+      Status st = memory_->get(s.peer, s.src.buf, bytesOf(s.src, s.src.offset), dst, bytes, stream);
+      if (!st.ok()) return st.withContext(describeStep(s));
+      gotten_ += bytes;
+      break;
+    }
+    case StepKind::kGetReduce: {
+      char* with = nullptr;
+      Status st = memory_->reach(s.peer, s.with.buf, bytesOf(s.with, s.with.offset), bytes, &with);
+      if (!st.ok()) return st.withContext(describeStep(s));
+      reduce_(dst, src, with, s.count);
+      gotten_ += bytes;
+      break;
+    }
+    case StepKind::kPutReduce: {
+      char* with = nullptr;
+      char* to = nullptr;
+      Status st = memory_->reach(s.peer, s.with.buf, bytesOf(s.with, s.with.offset), bytes, &with);
+      if (st.ok()) st = memory_->reach(s.peer, s.dst.buf, bytesOf(s.dst, s.dst.offset), bytes, &to);
+      if (!st.ok()) return st.withContext(describeStep(s));
+      reduce_(to, src, with, s.count);
+      gotten_ += bytes;
+      put_ += bytes;
+      break;
+    }
+    case StepKind::kSignal:
+      memory_->signal(s.peer);
+      break;
+    default:
+      return errorf(weftInternalError, "not a local step: %s", describeStep(s).c_str());
   }
   complete(index);
+  return okStatus();
+}
+
+Status Executor::runLocalSteps(bool* progressed) {
+  for (size_t ran = 0; ran < localStepsPerPass_ && !readyLocal_.empty(); ++ran) {
+    uint32_t index = readyLocal_.back();
+    readyLocal_.pop_back();
+    WEFT_RETURN_IF_ERROR(runLocal(index));
+    *progressed = true;
+  }
+  return okStatus();
+}
+
+// Waits are fences, so at most one is ready at a time: the signal it takes is its own.
+Status Executor::takeSignals(bool* progressed) {
+  for (size_t i = 0; i < readyWaits_.size();) {
+    const uint32_t index = readyWaits_[i];
+    const int peer = steps_[index].peer;
+    const bool taken = memory_->takeSignal(peer);
+    if (!taken && memory_->peerFailed(peer)) {
+      return errorf(weftRemoteError, "rank %d failed while this rank waited for its signal", peer);
+    }
+    if (!taken) {
+      ++i;
+      continue;
+    }
+    readyWaits_[i] = readyWaits_.back();
+    readyWaits_.pop_back();
+    complete(index);
+    *progressed = true;
+  }
+  return okStatus();
 }
 
 // How many bytes the head send to q's peer may write now (Link::paceBytes). Over a link that
@@ -191,7 +294,7 @@ void Executor::runLocal(uint32_t index) {
 // deadlocks where calls pair up across call boundaries (ExecutorPacing's tests).
 size_t Executor::sendBudget(const PeerQueues& q) const {
   const size_t pace = q.channel->link()->paceBytes();
-  if (pace == 0 || q.recvHead >= q.recvs.size() || state_[q.recvs[q.recvHead]].depsLeft > 0) {
+  if (pace == 0 || q.recvHead >= q.recvs.size() || depsLeft_[q.recvs[q.recvHead]] > 0) {
     return SIZE_MAX;
   }
   if (!q.recvActive || q.in.headerReceived == 0) return pace;
@@ -203,7 +306,7 @@ size_t Executor::sendBudget(const PeerQueues& q) const {
 Status Executor::progressSends(PeerQueues& q, bool* progressed) {
   while (q.sendHead < q.sends.size()) {
     uint32_t index = q.sends[q.sendHead];
-    if (state_[index].depsLeft > 0) return okStatus();
+    if (depsLeft_[index] > 0) return okStatus();
     const size_t budget = sendBudget(q);
     if (budget == 0) return okStatus();
     if (!q.sendActive) {
@@ -230,7 +333,7 @@ Status Executor::progressSends(PeerQueues& q, bool* progressed) {
 Status Executor::progressRecvs(PeerQueues& q, bool* progressed) {
   while (q.recvHead < q.recvs.size()) {
     uint32_t index = q.recvs[q.recvHead];
-    if (state_[index].depsLeft > 0) return okStatus();
+    if (depsLeft_[index] > 0) return okStatus();
     if (!q.recvActive) {
       const Step& s = steps_[index];
       q.in = IncomingMessage{};
@@ -266,11 +369,12 @@ Status Executor::progressRecvs(PeerQueues& q, bool* progressed) {
 
 Status Executor::progress(bool* progressed) {
   *progressed = false;
-  while (!readyLocal_.empty()) {
-    uint32_t index = readyLocal_.back();
-    readyLocal_.pop_back();
-    runLocal(index);
-    *progressed = true;
+  WEFT_RETURN_IF_ERROR(runLocalSteps(progressed));
+  if (!readyWaits_.empty()) {
+    bool took = false;
+    WEFT_RETURN_IF_ERROR(takeSignals(&took));
+    if (took) WEFT_RETURN_IF_ERROR(runLocalSteps(progressed));
+    *progressed = *progressed || took;
   }
   // The context strings are formatted only on error: this loop is the hot path.
   for (PeerQueues& q : peers_) {
@@ -293,8 +397,8 @@ std::string Executor::describeWait() const {
       if (!out.empty()) out += "; ";
       out += strprintf("%s rank %d: %s (step %u of %zu%s", what, q.peer,
                        describeStep(steps_[index]).c_str(), index + 1, steps_.size(),
-                       state_[index].depsLeft > 0 ? ", waiting for earlier steps)" : "");
-      if (state_[index].depsLeft == 0) out += strprintf(", %zu bytes moved%s)", moved, held);
+                       depsLeft_[index] > 0 ? ", waiting for earlier steps)" : "");
+      if (depsLeft_[index] == 0) out += strprintf(", %zu bytes moved%s)", moved, held);
       ++shown;
     };
     const bool paced = q.sendHead < q.sends.size() && sendBudget(q) == 0;
@@ -302,17 +406,22 @@ std::string Executor::describeWait() const {
         paced ? ", paced: waits for the receive below (WEFT_SOCKET_PACE_BYTES)" : "");
     add(q.recvs, q.recvHead, "from", q.recvActive ? q.in.received : 0, "");
   }
+  for (uint32_t index : readyWaits_) {
+    if (shown++ >= 4) break;
+    if (!out.empty()) out += "; ";
+    out += strprintf("%s (step %u of %zu)", describeStep(steps_[index]).c_str(), index + 1,
+                     steps_.size());
+  }
   return out.empty() ? "local steps" : out;
 }
 
 const std::vector<std::pair<int, bool>>& Executor::pendingIo() {
   pendingIo_.clear();
   for (const PeerQueues& q : peers_) {
-    if (q.sendHead < q.sends.size() && state_[q.sends[q.sendHead]].depsLeft == 0 &&
-        sendBudget(q) > 0) {
+    if (q.sendHead < q.sends.size() && depsLeft_[q.sends[q.sendHead]] == 0 && sendBudget(q) > 0) {
       pendingIo_.emplace_back(q.peer, false);
     }
-    if (q.recvHead < q.recvs.size() && state_[q.recvs[q.recvHead]].depsLeft == 0) {
+    if (q.recvHead < q.recvs.size() && depsLeft_[q.recvs[q.recvHead]] == 0) {
       pendingIo_.emplace_back(q.peer, true);
     }
   }
@@ -324,6 +433,8 @@ std::vector<int> Executor::pendingPeers() const {
   for (const PeerQueues& q : peers_) {
     if (q.sendHead < q.sends.size() || q.recvHead < q.recvs.size()) out.push_back(q.peer);
   }
+  for (uint32_t index : readyWaits_)
+    out.push_back(steps_[index].peer);
   return out;
 }
 

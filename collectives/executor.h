@@ -2,7 +2,9 @@
 // on are done, so independent sends and receives overlap and chunks pipeline; a step depends on
 // every earlier step whose memory it conflicts with (read after write, write after read or
 // write), computed from real addresses so in-place calls are ordered correctly. Sends and
-// receives with one peer keep their schedule order, the order messages travel in.
+// receives with one peer keep their schedule order, the order messages travel in. Memory steps
+// run through a MemoryFace: puts, gets and reductions from peers' buffers as local steps, waits
+// once the peer's signal is there.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "collectives/dependencies.h"
+#include "collectives/memory_face.h"
 #include "collectives/progressable.h"
 #include "collectives/reduce.h"
 #include "collectives/schedule.h"
@@ -33,9 +36,10 @@ class Executor : public Progressable {
   Executor& operator=(const Executor&) = delete;
 
   // channels[p] talks to rank p (nullptr where the schedule names no such peer). reduce may be
-  // nullptr for schedules without reductions. Checks every step against the buffers.
+  // nullptr for schedules without reductions, memory for schedules without memory steps. Checks
+  // every step against this rank's buffers (memory steps against the peers' as they run).
   Status start(const Schedule& schedule, std::vector<BufferView> buffers, ReduceFn reduce,
-               Channel* const* channels, int nranks);
+               Channel* const* channels, int nranks, MemoryFace* memory = nullptr);
 
   // The call this run belongs to, stamped on every message it sends and expected on every one
   // it receives (collectives/call_stamp.h). Point-to-point schedules leave it zero.
@@ -43,7 +47,13 @@ class Executor : public Progressable {
 
   // Runs the same schedule again on other buffers of the same sizes and the same overlaps
   // (in place or not) as the ones start() analysed, without analysing it again.
-  void rebind(std::vector<BufferView> buffers);
+  void rebind(const std::vector<BufferView>& buffers, MemoryFace* memory = nullptr);
+  // At most this many local steps a progress() call, so that its caller can look at other work
+  // in between (and the simulator interleaves ranks finely). Default: no limit.
+  void setLocalStepsPerPass(size_t steps) { localStepsPerPass_ = steps; }
+  // Bytes this run's memory steps read from the peers' buffers and wrote into them.
+  uint64_t bytesGotten() const { return gotten_; }
+  uint64_t bytesPut() const { return put_; }
 
   // Moves whatever can move now. *progressed says whether anything did.
   Status progress(bool* progressed) override;
@@ -54,15 +64,13 @@ class Executor : public Progressable {
   std::string describeWait() const override;
   // Peers this executor still waits on.
   std::vector<int> pendingPeers() const override;
+  // The peer whose signal a memory wait that could end now waits for; -1 if none does.
+  int signalAwaited() const { return readyWaits_.empty() ? -1 : steps_[readyWaits_[0]].peer; }
   // (peer, is a receive) for every message that could move but for its link: what a blocked
   // runner should wait on.
   const std::vector<std::pair<int, bool>>& pendingIo() override;
 
  private:
-  struct StepState {
-    uint32_t depsLeft = 0;
-    bool done = false;
-  };
   // Receives pieces of a receive-reduce and reduces them as they arrive.
   class ReduceSink : public PayloadSink {
    public:
@@ -100,13 +108,16 @@ class Executor : public Progressable {
   }
   void restart();
   void complete(uint32_t index);
-  void runLocal(uint32_t index);
+  Status runLocal(uint32_t index);
+  Status runLocalSteps(bool* progressed);
+  Status takeSignals(bool* progressed);
   size_t sendBudget(const PeerQueues& q) const;
   Status progressSends(PeerQueues& q, bool* progressed);
   Status progressRecvs(PeerQueues& q, bool* progressed);
 
   std::vector<Step> steps_;
-  std::vector<StepState> state_;
+  std::vector<uint32_t> depsLeft_;   // per step: the steps it still waits for
+  std::vector<uint32_t> depsCount_;  // per step: all the steps it waits for
   Dependencies dependencies_;
   std::vector<uint32_t> dependentsStart_;  // CSR: dependents of step i
   std::vector<uint32_t> dependents_;
@@ -115,6 +126,11 @@ class Executor : public Progressable {
   std::vector<int> peerIndex_;  // rank -> index in peers_, -1 if none
   std::vector<uint32_t> readyLocal_;
   std::vector<uint32_t> initialLocal_;  // local steps that depend on nothing
+  std::vector<uint32_t> readyWaits_;    // memory waits whose dependencies are done
+  std::vector<uint32_t> initialWaits_;  // waits that depend on nothing
+  MemoryFace* memory_ = nullptr;
+  size_t localStepsPerPass_ = SIZE_MAX;
+  uint64_t gotten_ = 0, put_ = 0;
   std::vector<std::pair<int, bool>> pendingIo_;
   ReduceFn reduce_ = nullptr;
   uint16_t sendFlags_ = 0;  // of every message sent and received (transports/channel.h)

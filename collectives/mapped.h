@@ -12,6 +12,7 @@
 //   broadcast       out_r = in_root
 // A reduction starts with the input that its destination may alias (in place), so no input is
 // read after it is overwritten; one rank computes each element, so all ranks get the same bits.
+// The shares are a schedule (collectives/mapped_schedule.h).
 //
 // StagedOp decides at run time (collectives/staged.h): every rank posts where its buffers are
 // (MappedPost); once all have posted, they go mapped if every rank's are in such memory, and
@@ -24,12 +25,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "collectives/reduce.h"
 #include "collectives/schedule.h"
 #include "collectives/slot_area.h"
 #include "src/base/status.h"
 #include "transports/shareable_memory.h"
-#include "transports/traffic.h"
 
 namespace weft {
 
@@ -65,40 +64,6 @@ bool describeMapped(const CollArgs& args, const void* send, const void* recv, si
 struct MappedBuffers {
   std::vector<const char*> send;
   std::vector<char*> recv;
-};
-
-// This rank's share, in pieces of about kPieceBytes each, so a caller can stop between them.
-class MappedWork {
- public:
-  static constexpr size_t kPieceBytes = 128 << 10;
-
-  // Every rank's buffers, for the caller to fill before start().
-  MappedBuffers* buffers() { return &b_; }
-  // `stream`: outputs are copied with non-temporal stores.
-  void start(const CollArgs& args, size_t elemSize, ReduceFn reduce, bool stream);
-  size_t pieces() const { return pieces_; }
-  // Adds the bytes it read of the peers' buffers and wrote into theirs to *traffic.
-  void run(size_t piece, Traffic* traffic);
-
- private:
-  // Reduces elements [first, first + count) of every input's block `block` into dst, starting
-  // with rank `from`'s input (the one dst may alias).
-  void reduceInto(char* dst, int block, size_t first, size_t count, int from) const;
-  void copy(char* to, const char* from, size_t bytes) const;  // skips copies onto themselves
-
-  CollArgs args_;
-  MappedBuffers b_;
-  size_t elemSize_ = 1;
-  ReduceFn reduce_ = nullptr;
-  bool stream_ = false;
-  // Where a reduction whose result is streamed out collects a piece: in cache, so the outputs
-  // are written once, with non-temporal stores, and never read.
-  std::vector<char> scratch_;
-  size_t first_ = 0;     // all_reduce, reduce: this rank's slice
-  size_t count_ = 0;     // elements this rank's work covers (per block where it goes by block)
-  size_t perPiece_ = 1;  // elements a piece covers
-  size_t perBlock_ = 0;  // pieces per block, where the work goes block by block
-  size_t pieces_ = 0;
 };
 
 }  // namespace weft

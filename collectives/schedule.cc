@@ -5,27 +5,64 @@
 #include "src/base/status.h"
 
 namespace weft {
+namespace {
+
+Step step(StepKind kind, uint8_t options, int peer, Ref src, Ref dst, size_t count, Ref with = {}) {
+  Step s;
+  s.kind = kind;
+  s.options = options;
+  s.peer = peer;
+  s.src = src;
+  s.dst = dst;
+  s.count = count;
+  s.with = with;
+  return s;
+}
+
+}  // namespace
 
 void Schedule::send(int peer, Ref src, size_t count) {
-  if (count > 0) steps.push_back({StepKind::kSend, peer, src, {}, count});
+  if (count > 0) steps.push_back(step(StepKind::kSend, 0, peer, src, {}, count));
 }
 void Schedule::recv(int peer, Ref dst, size_t count) {
-  if (count > 0) steps.push_back({StepKind::kRecv, peer, {}, dst, count});
+  if (count > 0) steps.push_back(step(StepKind::kRecv, 0, peer, {}, dst, count));
 }
 void Schedule::recvReduce(int peer, Ref src, Ref dst, size_t count) {
-  if (count > 0) steps.push_back({StepKind::kRecvReduce, peer, src, dst, count});
+  if (count > 0) steps.push_back(step(StepKind::kRecvReduce, 0, peer, src, dst, count));
 }
-void Schedule::copy(Ref src, Ref dst, size_t count) {
-  if (count > 0) steps.push_back({StepKind::kCopy, -1, src, dst, count});
+void Schedule::copy(Ref src, Ref dst, size_t count, uint8_t options) {
+  if (count > 0) steps.push_back(step(StepKind::kCopy, options, -1, src, dst, count));
 }
 void Schedule::reduce(Ref src, Ref dst, size_t count) {
-  if (count > 0) steps.push_back({StepKind::kReduce, -1, src, dst, count});
+  if (count > 0) steps.push_back(step(StepKind::kReduce, 0, -1, src, dst, count));
 }
-void Schedule::signal(int peer) {
-  steps.push_back({StepKind::kSend, peer, {}, {}, 0});
+void Schedule::messageSignal(int peer) {
+  steps.push_back(step(StepKind::kSend, 0, peer, {}, {}, 0));
 }
-void Schedule::wait(int peer) {
-  steps.push_back({StepKind::kRecv, peer, {}, {}, 0});
+void Schedule::messageWait(int peer) {
+  steps.push_back(step(StepKind::kRecv, 0, peer, {}, {}, 0));
+}
+void Schedule::put(int peer, Ref src, Ref dst, size_t count, uint8_t options) {
+  if (count > 0) steps.push_back(step(StepKind::kPut, options, peer, src, dst, count));
+}
+void Schedule::get(int peer, Ref src, Ref dst, size_t count, uint8_t options) {
+  if (count > 0) steps.push_back(step(StepKind::kGet, options, peer, src, dst, count));
+}
+void Schedule::getReduce(int peer, Ref src, Ref with, Ref dst, size_t count) {
+  if (count > 0) steps.push_back(step(StepKind::kGetReduce, 0, peer, src, dst, count, with));
+}
+void Schedule::putReduce(int peer, Ref src, Ref with, Ref dst, size_t count) {
+  if (count > 0) steps.push_back(step(StepKind::kPutReduce, 0, peer, src, dst, count, with));
+}
+void Schedule::memorySignal(int peer) {
+  steps.push_back(step(StepKind::kSignal, 0, peer, {}, {}, 0));
+}
+void Schedule::memoryWait(int peer) {
+  steps.push_back(step(StepKind::kWait, 0, peer, {}, {}, 0));
+}
+bool Schedule::usesMemory() const {
+  return std::any_of(steps.begin(), steps.end(),
+                     [](const Step& s) { return isMemoryStep(s.kind); });
 }
 
 const char* collName(CollKind kind) {
@@ -112,6 +149,22 @@ std::string describeStep(const Step& s) {
     case StepKind::kReduce:
       return strprintf("reduce %zu elements %s into %s", s.count, ref(s.src).c_str(),
                        ref(s.dst).c_str());
+    case StepKind::kPut:
+      return strprintf("put %zu elements from %s into rank %d's %s", s.count, ref(s.src).c_str(),
+                       s.peer, ref(s.dst).c_str());
+    case StepKind::kGet:
+      return strprintf("get %zu elements from rank %d's %s into %s", s.count, s.peer,
+                       ref(s.src).c_str(), ref(s.dst).c_str());
+    case StepKind::kGetReduce:
+      return strprintf("reduce %zu elements of %s with rank %d's %s into %s", s.count,
+                       ref(s.src).c_str(), s.peer, ref(s.with).c_str(), ref(s.dst).c_str());
+    case StepKind::kPutReduce:
+      return strprintf("reduce %zu elements of %s with rank %d's %s into its %s", s.count,
+                       ref(s.src).c_str(), s.peer, ref(s.with).c_str(), ref(s.dst).c_str());
+    case StepKind::kSignal:
+      return strprintf("signal rank %d", s.peer);
+    case StepKind::kWait:
+      return strprintf("wait for a signal from rank %d", s.peer);
   }
   return "?";
 }

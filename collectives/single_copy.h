@@ -1,9 +1,10 @@
 // Single copy: for communicators whose ranks share a host and may read each other's memory
 // (transports/cross_memory.h), all-to-alls, all-gathers and broadcasts in a band of sizes may
 // skip the staging areas. Each rank posts where its input is, reads what it needs from its
-// peers' inputs straight into its output with process_vm_readv, and publishes that it is done
-// (SlotControl::opsDone). It returns only once every rank that reads its input is done too, so
-// the caller may then reuse the input. One copy per byte, made by the kernel, instead of the
+// peers' inputs straight into its output with process_vm_readv, and signals the ranks it read
+// that it is done: the mapped schedule (collectives/mapped_schedule.h), whose gets the kernel
+// makes. It returns only once every rank that reads its input is done too, so the caller may
+// then reuse the input. One copy per byte, made by the kernel, instead of the
 // staged path's two (into a staging area, out of it).
 //
 // Which is faster depends on the moment. On a 2-core VM, 2-rank all_gather of 256K-1M per rank
@@ -73,17 +74,9 @@ struct SingleCopyLimits {
 // that lose back off.
 inline constexpr TimedChoice::Trial kSingleCopyTrial{2, 2, true};
 
-// Whether rank `reader` reads rank `owner`'s input.
-bool singleCopyReads(const CollArgs& args, int reader, int owner);
-
 // The rank that chooses whether a call in the band goes single copy: rank 0, or for a broadcast
 // the rank after the root, which reads, so that its time is the whole call's either way (the
 // root of a staged broadcast returns once it has staged its chunks).
 int singleCopyDecider(const CollArgs& args);
-
-// This rank's output: its own part from its own input, and every peer's part read from the
-// input that peer posted (inputs[r], an address in rank r's process).
-Status readSingleCopy(const DirectGroup& group, const CollArgs& args, const char* send, char* recv,
-                      size_t elemSize, const std::vector<uint64_t>& inputs);
 
 }  // namespace weft

@@ -28,6 +28,9 @@ struct alignas(64) SlotPost {
 };
 static_assert(sizeof(SlotPost) == 64);
 
+// The most ranks a group of mapped or single-copy collectives may have: a signal counter each.
+constexpr int kMaxSignalRanks = 128;
+
 // The flags in the window's control area, constructed there by its owner before any peer maps
 // it (formatSlotWindow).
 struct SlotControl {
@@ -35,16 +38,15 @@ struct SlotControl {
   // Staged collectives: how many chunks this rank has staged, combined and drained since the
   // communicator began (all ranks go through the same chunks), in that order.
   alignas(64) std::atomic<uint64_t> chunksDone[3];
-  // Single-copy and mapped collectives (collectives/single_copy.h, mapped.h): the latest
-  // operation whose reads from (and writes to) the peers' buffers this rank has finished. Its
-  // own buffers stay put until the peers' that touch them are.
-  alignas(64) std::atomic<uint64_t> opsDone;
   // 2-rank staged calls: the counters that time a round trip between the ranks' cores
   // (collectives/core_probe.h), by the operation's slot parity, each on a line of its own.
   struct alignas(64) ProbeLine {
     std::atomic<uint64_t> value;
   };
   ProbeLine probe[2];
+  // Mapped and single-copy collectives (collectives/mapped_schedule.h): how many signals each
+  // rank has raised to this one, by that rank, each counter written by that rank alone.
+  alignas(64) std::atomic<uint64_t> signals[kMaxSignalRanks];
   // Set when the owner's communicator fails or is aborted, before the error reaches its caller:
   // from then on the buffers it posted may be freed, so a peer that finds one unreadable
   // reports the owner's failure, not a buffer shorter than the count.

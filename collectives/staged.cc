@@ -19,6 +19,9 @@ constexpr size_t kChunksInFlight = 8;
 // small enough to stay in the L1 cache.
 constexpr size_t kInPlacePieceBytes = 16u << 10;
 constexpr size_t kLine = 64;
+// The mapped schedule's steps a progress() call runs at most, so that the caller's thread can
+// look at other work in between.
+constexpr size_t kScheduleStepsPerPass = 32;
 
 size_t chunkBytesOf(const DirectGroup& g) {
   return g.stagingBytes() / kChunksInFlight / kLine * kLine;
@@ -49,11 +52,12 @@ void StagedOp::start(DirectGroup* group, const CollArgs& args, const void* send,
                      const StagedWays& ways) {
   begin(group, args, send, recv, elemSize, reduce, signature);
   mine_ = Post();
-  mayMap_ = ways.mapped && describeMapped(args, send, recv, elemSize, &mine_.mapped);
+  // Both ways run the mapped schedule, whose signals have a counter per rank.
+  const bool signals = group->nranks() <= kMaxSignalRanks;
+  mayMap_ = ways.mapped && signals && describeMapped(args, send, recv, elemSize, &mine_.mapped);
   mapped_ = false;
-  singleCopyBand_ = ways.singleCopyBand;
+  singleCopyBand_ = ways.singleCopyBand && signals;
   singleCopied_ = false;
-  nextPiece_ = 0;
   streamOut_ =
       args.kind != CollKind::kReduceScatter && recvBufferCount(args) * elemSize >= streamBytes;
   combining_ = combiningFor(args, group->nranks());
@@ -457,37 +461,60 @@ Status StagedOp::decide(bool* progressed) {
     beginStaged();
     return okStatus();
   }
-  Status s = mapPeers(work_.buffers());
+  Status s = mapPeers(&mappedBuffers_);
   if (!s.ok()) return s.withContext("mapping the peers' weftMemAlloc buffers");
-  work_.start(args_, elemSize_, reduce_, streamOut_);
   mapped_ = true;
-  state_ = State::kMapped;
+  return runSchedule(/*throughKernel=*/false, streamOut_);
+}
+
+// The schedule ends in a barrier, so once it is done nobody touches this rank's buffers any more.
+Status StagedOp::runMapped(bool* progressed) {
+  bool moved = false;
+  Status s = mappedRun_->progress(&moved);
+  if (!s.ok()) return s.withContext(singleCopied_ ? "single copy" : "mapped call");
+  *progressed = *progressed || moved;
+  // As the bytes move, so that a call that fails or times out says how far it got.
+  countReceived(mappedRun_->bytesGotten() - gottenCounted_);
+  countSent(mappedRun_->bytesPut() - putCounted_);
+  gottenCounted_ = mappedRun_->bytesGotten();
+  putCounted_ = mappedRun_->bytesPut();
+  if (!mappedRun_->done()) {
+    waitingFor_ = mappedRun_->signalAwaited();
+    return okStatus();
+  }
+  state_ = State::kDone;
+  recordTime();
   return okStatus();
 }
 
-// A few pieces at a time, so the caller's thread can look at other work in between.
-void StagedOp::runMapped(bool* progressed) {
-  constexpr size_t kPiecesPerPass = 32;
-  Traffic ignored;
-  const size_t end = std::min(work_.pieces(), nextPiece_ + kPiecesPerPass);
-  for (; nextPiece_ < end; ++nextPiece_)
-    work_.run(nextPiece_, traffic_ != nullptr ? traffic_ : &ignored);
-  *progressed = true;
-  if (nextPiece_ < work_.pieces()) return;
-  finishShare();
+// Single copy is the mapped schedule, with the peers' inputs read where they are, through the
+// kernel (collectives/single_copy.h).
+Status StagedOp::runSingleCopy() {
+  const int n = group_->nranks();
+  mappedBuffers_.send.assign(static_cast<size_t>(n), nullptr);
+  mappedBuffers_.recv.assign(static_cast<size_t>(n), nullptr);
+  for (int r = 0; r < n; ++r)
+    mappedBuffers_.send[r] = reinterpret_cast<const char*>(postOf(r).singleCopyInput);
+  mappedBuffers_.send[group_->rank()] = send_;
+  mappedBuffers_.recv[group_->rank()] = recv_;
+  singleCopied_ = true;
+  return runSchedule(/*throughKernel=*/true, /*stream=*/false);
 }
 
-// Every block this rank reads, in one go: the band's blocks are a few megabytes at most.
-Status StagedOp::runSingleCopy() {
-  std::vector<uint64_t> inputs(static_cast<size_t>(group_->nranks()));
-  for (int r = 0; r < group_->nranks(); ++r)
-    inputs[r] = postOf(r).singleCopyInput;
-  WEFT_RETURN_IF_ERROR(readSingleCopy(*group_, args_, send_, recv_, elemSize_, inputs));
-  for (int r = 0; r < group_->nranks(); ++r) {
-    if (singleCopyReads(args_, group_->rank(), r)) countReceived(args_.count * elemSize_);
-  }
-  singleCopied_ = true;
-  finishShare();
+Status StagedOp::runSchedule(bool throughKernel, bool stream) {
+  mappedFace_.beginCall(group_, args_, elemSize_, &mappedBuffers_, throughKernel);
+  MappedOptions options;
+  options.elemSize = elemSize_;
+  options.stream = stream;
+  if (throughKernel) options.pieceBytes = SIZE_MAX;  // a block a get
+  options.entered = true;                            // every rank has posted
+  WEFT_RETURN_IF_ERROR(
+      mappedExecutors_.get(args_, options, reduce_, send_, recv_, &mappedFace_, &mappedRun_));
+  mappedRun_->setLocalStepsPerPass(kScheduleStepsPerPass);
+  gottenCounted_ = 0;
+  putCounted_ = 0;
+  publishShare();
+  state_ = State::kMapped;
   return okStatus();
 }
 
@@ -533,27 +560,10 @@ void StagedOp::beginStaged() {
   state_ = State::kProbing;
 }
 
-void StagedOp::finishShare() {
+// Nobody waits for these counters, which every rank moves past the chunks alike.
+void StagedOp::publishShare() {
   for (Stage stage : {kStage, kCombine, kDrain})
     publish(stage, base_ + chunks_);
-  group_->area(group_->rank()).control->opsDone.store(sequence_, std::memory_order_release);
-  group_->ringPeers();
-  state_ = State::kWaitOthers;
-}
-
-// Whether every rank that touches this rank's buffers has finished its share (single copy:
-// every rank that reads its input): only then may they change.
-bool StagedOp::allFinished() {
-  for (int r = 0; r < group_->nranks(); ++r) {
-    if (singleCopied_ && !singleCopyReads(args_, r, group_->rank())) continue;
-    if (group_->area(r).control->opsDone.load(std::memory_order_acquire) < sequence_) {
-      waitingFor_ = r;
-      waitingWhat_ = singleCopied_ ? "finish reading this rank's input"
-                                   : "finish its share of the mapped operation";
-      return false;
-    }
-  }
-  return true;
 }
 
 void StagedOp::recordTime() {
@@ -581,14 +591,7 @@ Status StagedOp::progress(bool* progressed) {
     *progressed = true;
   }
   if (state_ == State::kDeciding) WEFT_RETURN_IF_ERROR(decide(progressed));
-  if (state_ == State::kMapped) runMapped(progressed);
-  if (state_ == State::kWaitOthers) {
-    if (allFinished()) {
-      state_ = State::kDone;
-      recordTime();
-    }
-    return okStatus();
-  }
+  if (state_ == State::kMapped) WEFT_RETURN_IF_ERROR(runMapped(progressed));
   if (state_ == State::kProbing) {
     // A peer that called with other arguments would never answer: find out first.
     bool posted = false;
@@ -643,9 +646,14 @@ std::string StagedOp::describeWait() const {
   if (state_ == State::kDeciding) {
     return strprintf("staged operation #%llu: waiting for rank %d to start", seq, waitingFor_);
   }
-  if (state_ == State::kMapped || state_ == State::kWaitOthers) {
-    return strprintf("%s operation #%llu: waiting for rank %d to %s",
-                     singleCopied_ ? "single-copy" : "mapped", seq, waitingFor_, waitingWhat_);
+  if (state_ == State::kMapped) {
+    const char* way = singleCopied_ ? "single-copy" : "mapped";
+    const int peer = mappedRun_->signalAwaited();  // in the last barrier: StagedOp has no first
+    if (peer >= 0) {
+      return strprintf("%s operation #%llu: waiting for rank %d to finish with this rank's buffers",
+                       way, seq, peer);
+    }
+    return strprintf("%s operation #%llu: %s", way, seq, mappedRun_->describeWait().c_str());
   }
   return strprintf("staged operation #%llu: chunk %zu of %zu: waiting for rank %d to %s", seq,
                    next_[kDrain] + 1, chunks_, waitingFor_, waitingWhat_);

@@ -47,6 +47,7 @@
 #include "collectives/core_probe.h"
 #include "collectives/direct.h"
 #include "collectives/mapped.h"
+#include "collectives/mapped_schedule.h"
 #include "collectives/progressable.h"
 #include "collectives/reduce.h"
 #include "collectives/schedule.h"
@@ -110,11 +111,10 @@ class StagedOp : public GroupOp {
 
  private:
   // kDeciding: posted, waiting for every rank's post to choose mapped, single copy or staged;
-  // kMapped: this rank's share of the mapped work; kWaitOthers: for every other rank's share of
-  // the mapped or single-copy work.
+  // kMapped: running the mapped schedule (mapped or single copy).
   // kProbing: timing the round trip to the peer's core before a 2-rank call stages
   // (collectives/core_probe.h).
-  enum class State { kWaitSlot, kDeciding, kProbing, kRunning, kMapped, kWaitOthers, kDone };
+  enum class State { kWaitSlot, kDeciding, kProbing, kRunning, kMapped, kDone };
   // The stages, as they index SlotControl::chunksDone.
   enum Stage : int { kStage, kCombine, kDrain };
 
@@ -149,20 +149,20 @@ class StagedOp : public GroupOp {
   void drain(size_t i);
 
   // Mapped instead of staged: whether every rank posted buffers in weftMemAlloc memory, their
-  // addresses here, this rank's share of the work, and waiting for everyone else's.
+  // addresses here, and running the mapped schedule over them.
   Post postOf(int rank) const;
   bool everyRankMapped() const;
   Status mapPeers(MappedBuffers* out);
   Status decide(bool* progressed);
-  void runMapped(bool* progressed);
+  Status runMapped(bool* progressed);
   Status runSingleCopy();
-  // This rank's share is done: the staging counters skip this operation's chunks, which nobody
-  // staged, and the peers learn it.
-  void finishShare();
+  // Runs the mapped schedule over mappedBuffers_, which the kernel reaches or this process maps.
+  Status runSchedule(bool throughKernel, bool stream);
+  // The staging counters skip this operation's chunks, which nobody stages.
+  void publishShare();
   void chooseStagingStores(bool inPlace);
   // Goes staged: probes first where the call's stores wait for it.
   void beginStaged();
-  bool allFinished();
   // Gives the call's time to the TimedChoice that chose how it ran, if one did.
   void recordTime();
 
@@ -188,8 +188,13 @@ class StagedOp : public GroupOp {
   bool mapped_ = false;  // every rank's do: going mapped
   bool singleCopyBand_ = false;
   bool singleCopied_ = false;
-  MappedWork work_;
-  size_t nextPiece_ = 0;
+  // The mapped schedule's run: every rank's buffers, how this rank reaches them, and the
+  // executors of the calls that went mapped.
+  MappedBuffers mappedBuffers_;
+  MappedFace mappedFace_;
+  MappedExecutors mappedExecutors_;
+  Executor* mappedRun_ = nullptr;
+  uint64_t gottenCounted_ = 0, putCounted_ = 0;  // of its bytes, what the traffic counts hold
 
   uint64_t base_ = 0;           // the communicator's count of chunks before this operation's
   size_t chunks_ = 0;           // this operation's chunks

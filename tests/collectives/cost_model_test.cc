@@ -70,6 +70,21 @@ TEST(CostModelReplay, UnmatchedMessagesAreInfinite) {
   EXPECT_TRUE(std::isinf(replayUs(cycle, 4, kShm)));
 }
 
+// Memory steps: gets, puts and reductions from a peer's buffer run at local copy speed; a
+// signal reaches its wait a latency later; a wait without its signal never ends.
+TEST(CostModelReplay, MemoryStepsAndSignals) {
+  const LinkModel link{10.0, 1.0, 2.0};
+  std::vector<Schedule> s(2);
+  s[0].get(1, {kSendBuf, 0}, {kRecvBuf, 0}, 500'000);  // 2e6 bytes at 2 GB/s: 1000 us
+  s[0].memorySignal(1);
+  s[1].memoryWait(0);
+  s[1].put(0, {kSendBuf, 0}, {kRecvBuf, 0}, 250'000);  // 500 us after the signal's 10
+  EXPECT_NEAR(replayUs(s, 4, link), 1510.0, 1e-6);
+  std::vector<Schedule> unmatched(2);
+  unmatched[1].memoryWait(0);
+  EXPECT_TRUE(std::isinf(replayUs(unmatched, 4, link)));
+}
+
 TEST(CostModelChoice, SmallAllReduceIsLatencyBound) {
   for (const LinkModel& link : {kShm, kTcp}) {
     for (int n : {3, 4, 8, 16, 32}) {

@@ -256,7 +256,7 @@ AssertionResult runTyped(const Case& c) {
                   viewOf(mem[r].scratch.get(), schedules[r].scratchCount)};
   }
   ReduceFn fn = reduceFunction(c.type, c.op);
-  Status st = simulate(schedules, buffers, fn, SimOptions{c.linkCapacity, c.paceBytes});
+  Status st = simulate(schedules, buffers, fn, SimOptions{c.linkCapacity, c.paceBytes, c.seed});
   if (!st.ok()) return AssertionFailure() << st.message();
   const bool reduces = c.kind == CollKind::kReduce || c.kind == CollKind::kAllReduce ||
                        c.kind == CollKind::kReduceScatter;
@@ -289,10 +289,11 @@ bool supportsInPlace(CollKind kind) {
 
 std::string describe(const Case& c) {
   return strprintf(
-      "%s %s nranks=%d count=%zu root=%d %s%s chunk=%zu link=%zu pace=%zu type=%d op=%d",
+      "%s %s nranks=%d count=%zu root=%d %s%s chunk=%zu link=%zu pace=%zu type=%d op=%d seed=%llu",
       algoName(c.algo), collName(c.kind), c.nranks, c.count, c.root,
       c.inPlace ? "in-place" : "out-of-place", c.emptyUnused ? " empty-unused" : "", c.chunk,
-      c.linkCapacity, c.paceBytes, static_cast<int>(c.type), static_cast<int>(c.op));
+      c.linkCapacity, c.paceBytes, static_cast<int>(c.type), static_cast<int>(c.op),
+      static_cast<unsigned long long>(c.seed));
 }
 
 AssertionResult runCase(const Case& c) {

@@ -32,8 +32,9 @@ struct Case {
   // All-to-allv: vcounts[p][q] elements go from rank p to rank q; the test lays them out with
   // gaps and in a different order on the receiving side.
   std::vector<std::vector<size_t>> vcounts;
-  // Builds each rank's schedule instead of buildSchedule(algo, ...) when set (placed and tiered
-  // schedules).
+  uint64_t seed = 1;  // SimOptions::seed: schedules with memory steps
+  // Builds each rank's schedule instead of buildSchedule(algo, ...) when set (placed, tiered and
+  // memory schedules).
   std::function<Status(const CollArgs&, const AlgoParams&, Schedule*)> build;
 };
 

@@ -174,6 +174,25 @@ INSTANTIATE_TEST_SUITE_P(All, ShmPaths, ::testing::ValuesIn(cases()),
                                   (c.shared && c.path != ShmPath::kMapped ? "_weftmem" : "");
                          });
 
+// Mapped calls keep their executors ready by shape (MappedExecutors): calls that alternate in
+// place and out of place, of more shapes than it keeps, each run with the dependencies of
+// their own layout.
+TEST(ShmSimulator, MappedCallsOfManyShapesAndLayouts) {
+  gShared = true;
+  ShmSimulator sim(3, {});
+  for (int round = 0; round < 2; ++round) {
+    for (size_t count : {333, 1000, 1001, 2000, 2001, 3000, 4000, 5000, 6000, 7000}) {
+      for (bool inPlace : {false, true}) {
+        for (CollKind kind : {CollKind::kAllReduce, CollKind::kReduce, CollKind::kReduceScatter}) {
+          ASSERT_EQ(runAndCheck(sim, {ShmPath::kMapped, 3, count, inPlace, true}, kind), "")
+              << "count " << count << (inPlace ? " in place" : "");
+        }
+      }
+    }
+  }
+  gShared = false;
+}
+
 // A call that does not fit its path is refused, not run.
 TEST(ShmSimulator, RefusesCallsThatDoNotFit) {
   ShmSimulator sim(2, {});
