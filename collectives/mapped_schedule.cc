@@ -134,9 +134,10 @@ Schedule buildMappedSchedule(const CollArgs& a, const MappedOptions& o) {
 }
 
 void MappedFace::beginCall(DirectGroup* group, const CollArgs& args, size_t elemSize,
-                           const MappedBuffers* buffers, bool throughKernel) {
+                           const MappedBuffers* buffers,
+                           const std::vector<uint64_t>* kernelInputs) {
   group_ = group;
-  throughKernel_ = throughKernel;
+  kernelInputs_ = kernelInputs;
   // Every rank's buffers are as long as this rank's: the collectives with a mapped form are not
   // all-to-allv.
   sendBytes_ = sendBufferCount(args) * elemSize;
@@ -147,9 +148,12 @@ void MappedFace::beginCall(DirectGroup* group, const CollArgs& args, size_t elem
 
 PeerBuffer MappedFace::buffer(int peer, BufId buf) {
   if (peer < 0 || peer >= group_->nranks() || peer == group_->rank()) return {};
-  const pid_t pid = throughKernel_ ? group_->area(peer).owner->pid : 0;
-  if (buf == kSendBuf) return {const_cast<char*>(buffers_->send[peer]), sendBytes_, pid};
-  if (buf == kRecvBuf) return {buffers_->recv[peer], recvBytes_, pid};
+  if (kernelInputs_ != nullptr) {
+    if (buf != kSendBuf) return {};
+    return {nullptr, sendBytes_, (*kernelInputs_)[peer], group_->area(peer).owner->pid};
+  }
+  if (buf == kSendBuf) return {const_cast<char*>(buffers_->send[peer]), sendBytes_};
+  if (buf == kRecvBuf) return {buffers_->recv[peer], recvBytes_};
   return {};
 }
 

@@ -51,8 +51,10 @@ Schedule buildMappedSchedule(const CollArgs& args, const MappedOptions& options)
 // and a call that fails fails the communicator.
 class MappedFace : public MemoryFace {
  public:
+  // kernelInputs: for single copy, every rank's input as an address in its own process, which
+  // the kernel reads; else nullptr, and buffers holds every rank's buffers as mapped here.
   void beginCall(DirectGroup* group, const CollArgs& args, size_t elemSize,
-                 const MappedBuffers* buffers, bool throughKernel);
+                 const MappedBuffers* buffers, const std::vector<uint64_t>* kernelInputs);
   PeerBuffer buffer(int peer, BufId buf) override;
   void signal(int peer) override;
   bool takeSignal(int peer) override;
@@ -62,7 +64,7 @@ class MappedFace : public MemoryFace {
   DirectGroup* group_ = nullptr;
   size_t sendBytes_ = 0, recvBytes_ = 0;  // of every rank's buffers
   const MappedBuffers* buffers_ = nullptr;
-  bool throughKernel_ = false;
+  const std::vector<uint64_t>* kernelInputs_ = nullptr;
   std::vector<uint64_t> taken_;  // by peer: its signals to this rank taken so far
 };
 

@@ -7,7 +7,9 @@ namespace weft {
 namespace {
 
 Status checkRange(int peer, const PeerBuffer& b, size_t at, size_t bytes) {
-  if (b.base == nullptr) return errorf(weftInternalError, "rank %d's buffer is out of reach", peer);
+  if (b.base == nullptr && b.remote == 0) {
+    return errorf(weftInternalError, "rank %d's buffer is out of reach", peer);
+  }
   if (at > b.bytes || bytes > b.bytes - at) {
     return errorf(weftInternalError, "rank %d's buffer is too short (%zu bytes)", peer, b.bytes);
   }
@@ -19,7 +21,7 @@ Status checkRange(int peer, const PeerBuffer& b, size_t at, size_t bytes) {
 Status MemoryFace::reach(int peer, BufId buf, size_t at, size_t bytes, char** out) {
   const PeerBuffer b = buffer(peer, buf);
   WEFT_RETURN_IF_ERROR(checkRange(peer, b, at, bytes));
-  if (b.pid != 0) {
+  if (b.base == nullptr) {
     return errorf(weftInternalError, "rank %d's buffer is reached through the kernel: gets only",
                   peer);
   }
@@ -30,11 +32,11 @@ Status MemoryFace::reach(int peer, BufId buf, size_t at, size_t bytes, char** ou
 Status MemoryFace::get(int peer, BufId buf, size_t at, void* to, size_t bytes, bool stream) {
   const PeerBuffer b = buffer(peer, buf);
   WEFT_RETURN_IF_ERROR(checkRange(peer, b, at, bytes));
-  if (b.pid == 0) {
+  if (b.base != nullptr) {
     copyOut(to, b.base + at, bytes, stream);
     return okStatus();
   }
-  Status s = readProcessMemory(b.pid, to, addressOf(b.base) + at, bytes);
+  Status s = readProcessMemory(b.pid, to, b.remote + at, bytes);
   if (s.code() == weftRemoteError) {  // the process exited: said as the links say it
     return errorf(weftRemoteError, "rank %d (pid %d) exited", peer, static_cast<int>(b.pid));
   }

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "collectives/schedule.h"
 #include "src/base/status.h"
@@ -15,9 +16,10 @@
 namespace weft {
 
 struct PeerBuffer {
-  char* base = nullptr;  // nullptr: this rank cannot reach that buffer
+  char* base = nullptr;  // mapped here; nullptr: not
   size_t bytes = 0;
-  // Not 0: base is an address in that process, which only the kernel reaches (gets only).
+  // Where only the kernel reaches it (gets only): its address in process pid; 0: nowhere.
+  uint64_t remote = 0;
   pid_t pid = 0;
 };
 

@@ -126,6 +126,7 @@ Status simulate(const std::vector<Schedule>& schedules,
                                   [](const Schedule& s) { return s.usesMemory(); });
   SimMemory shared(buffers);
   std::vector<SimMemory::Face> faces;
+  faces.reserve(un);
   for (int r = 0; r < n; ++r)
     faces.emplace_back(&shared, r);
   std::vector<Executor> executors(un);

@@ -490,19 +490,16 @@ Status StagedOp::runMapped(bool* progressed) {
 // Single copy is the mapped schedule, with the peers' inputs read where they are, through the
 // kernel (collectives/single_copy.h).
 Status StagedOp::runSingleCopy() {
-  const int n = group_->nranks();
-  mappedBuffers_.send.assign(static_cast<size_t>(n), nullptr);
-  mappedBuffers_.recv.assign(static_cast<size_t>(n), nullptr);
-  for (int r = 0; r < n; ++r)
-    mappedBuffers_.send[r] = reinterpret_cast<const char*>(postOf(r).singleCopyInput);
-  mappedBuffers_.send[group_->rank()] = send_;
-  mappedBuffers_.recv[group_->rank()] = recv_;
+  singleCopyInputs_.resize(static_cast<size_t>(group_->nranks()));
+  for (int r = 0; r < group_->nranks(); ++r)
+    singleCopyInputs_[r] = postOf(r).singleCopyInput;
   singleCopied_ = true;
   return runSchedule(/*throughKernel=*/true, /*stream=*/false);
 }
 
 Status StagedOp::runSchedule(bool throughKernel, bool stream) {
-  mappedFace_.beginCall(group_, args_, elemSize_, &mappedBuffers_, throughKernel);
+  mappedFace_.beginCall(group_, args_, elemSize_, &mappedBuffers_,
+                        throughKernel ? &singleCopyInputs_ : nullptr);
   MappedOptions options;
   options.elemSize = elemSize_;
   options.stream = stream;

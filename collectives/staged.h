@@ -156,7 +156,8 @@ class StagedOp : public GroupOp {
   Status decide(bool* progressed);
   Status runMapped(bool* progressed);
   Status runSingleCopy();
-  // Runs the mapped schedule over mappedBuffers_, which the kernel reaches or this process maps.
+  // Runs the mapped schedule over the peers' buffers: mappedBuffers_, or through the kernel
+  // singleCopyInputs_.
   Status runSchedule(bool throughKernel, bool stream);
   // The staging counters skip this operation's chunks, which nobody stages.
   void publishShare();
@@ -191,6 +192,7 @@ class StagedOp : public GroupOp {
   // The mapped schedule's run: every rank's buffers, how this rank reaches them, and the
   // executors of the calls that went mapped.
   MappedBuffers mappedBuffers_;
+  std::vector<uint64_t> singleCopyInputs_;  // every rank's, in its own process
   MappedFace mappedFace_;
   MappedExecutors mappedExecutors_;
   Executor* mappedRun_ = nullptr;

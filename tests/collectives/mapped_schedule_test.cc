@@ -47,6 +47,19 @@ Case mappedCase(CollKind kind, int nranks, size_t count, bool inPlace, bool stre
   return c;
 }
 
+// Rank `rank`'s schedule of a 2-rank call of 64 4-byte elements.
+Schedule twoRankSchedule(CollKind kind, int rank, bool entered) {
+  CollArgs a;
+  a.kind = kind;
+  a.nranks = 2;
+  a.rank = rank;
+  a.count = 64;
+  MappedOptions o;
+  o.elemSize = 4;
+  o.entered = entered;
+  return buildMappedSchedule(a, o);
+}
+
 constexpr CollKind kMappedKinds[] = {CollKind::kBroadcast, CollKind::kReduce,
                                      CollKind::kAllReduce, CollKind::kReduceScatter,
                                      CollKind::kAllGather, CollKind::kAllToAll};
@@ -142,15 +155,7 @@ TEST(MappedSchedule, LateWritesAreNamed) {
 
 // A non-root of a reduce adds the root's input on its way into the root's output.
 TEST(MappedSchedule, ReduceEndsInTheRootsOutput) {
-  CollArgs a;
-  a.kind = CollKind::kReduce;
-  a.nranks = 2;
-  a.rank = 1;
-  a.count = 64;
-  MappedOptions o;
-  o.elemSize = 4;
-  o.entered = true;
-  const Schedule s = buildMappedSchedule(a, o);
+  const Schedule s = twoRankSchedule(CollKind::kReduce, 1, /*entered=*/true);
   ASSERT_EQ(s.steps.size(), 3u);
   EXPECT_EQ(describeStep(s.steps[0]),
             "reduce 32 elements of send[32] with rank 0's send[32] into its recv[32]");
@@ -159,14 +164,7 @@ TEST(MappedSchedule, ReduceEndsInTheRootsOutput) {
 }
 
 TEST(MappedSchedule, StepsSayWhatTheyDo) {
-  CollArgs a;
-  a.kind = CollKind::kAllReduce;
-  a.nranks = 2;
-  a.rank = 0;
-  a.count = 64;
-  MappedOptions o;
-  o.elemSize = 4;
-  const Schedule s = buildMappedSchedule(a, o);
+  const Schedule s = twoRankSchedule(CollKind::kAllReduce, 0, /*entered=*/false);
   std::vector<std::string> said;
   for (const Step& step : s.steps)
     said.push_back(describeStep(step));
