@@ -183,7 +183,7 @@ Status MappedExecutors::get(const CollArgs& a, const MappedOptions& o, ReduceFn 
   const auto ra = reinterpret_cast<uintptr_t>(r);
   const bool overlap = sendBytes > 0 && recvBytes > 0 && ra < sa + sendBytes && sa < ra + recvBytes;
   const int64_t recvFromSend = overlap ? static_cast<int64_t>(ra - sa) : INT64_MIN;
-  auto views = [&](Entry& e) {
+  auto views = [&](Entry& e) -> const std::vector<BufferView>& {
     e.views = {{const_cast<char*>(s), sendBytes / o.elemSize, o.elemSize},
                {r, recvBytes / o.elemSize, o.elemSize},
                {e.scratch.data(), e.scratch.size() / o.elemSize, o.elemSize}};

@@ -432,5 +432,34 @@ TEST_P(EarlyFinishers, MayDestroyTheirCommunicatorBeforeTheRootIsDone) {
 
 INSTANTIATE_TEST_SUITE_P(DirectAndStaged, EarlyFinishers, ::testing::Values(16, 1u << 20));
 
+// A mapped broadcast's non-roots read the root's input and owe nobody else: they may return and
+// destroy their communicator while a late one still reads, and the root waits for that one only.
+TEST(EarlyFinishers, OfAMappedBroadcastMayDestroyTheirCommunicator) {
+  const size_t count = 1u << 20;
+  const int root = 0;
+  const int late = 2;
+  auto results = runProcesses(
+      4, {{"WEFT_TRANSPORT", "shm"}, {"WEFT_TIMEOUT", "20"}, {"WEFT_ALGO", "mapped"}},
+      [&](int rank) {
+        weftComm_t comm = nullptr;
+        ASSERT_EQ(weftCommInitFromEnv(&comm), weftSuccess) << weftGetLastError(nullptr);
+        void* memory = nullptr;
+        ASSERT_EQ(weftMemAlloc(&memory, count * sizeof(int32_t)), weftSuccess);
+        auto* data = static_cast<int32_t*>(memory);
+        for (size_t i = 0; i < count; ++i)
+          data[i] = rank == root ? static_cast<int32_t>(i % 1000) : -1;
+        if (rank == late) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        ASSERT_EQ(weftBroadcast(data, data, count, weftInt32, root, comm, nullptr), weftSuccess)
+            << weftGetLastError(comm);
+        for (size_t i = 0; i < count; ++i)
+          ASSERT_EQ(data[i], static_cast<int32_t>(i % 1000)) << "rank " << rank << " element " << i;
+        if (rank != root && rank != late) EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+        EXPECT_EQ(weftMemFree(memory), weftSuccess);
+        if (rank == root || rank == late) EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+      },
+      60);
+  expectAllOk(results);
+}
+
 }  // namespace
 }  // namespace weft::test
