@@ -251,6 +251,7 @@ Status Executor::runLocal(uint32_t index) {
 
 Status Executor::runLocalSteps(bool* progressed) {
   for (size_t ran = 0; ran < localStepsPerPass_ && !readyLocal_.empty(); ++ran) {
+    if (shuffle_) std::swap(readyLocal_.back(), readyLocal_[random_() % readyLocal_.size()]);
     uint32_t index = readyLocal_.back();
     readyLocal_.pop_back();
     WEFT_RETURN_IF_ERROR(runLocal(index));

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,13 @@ class Executor : public Progressable {
   // At most this many local steps a progress() call, so that its caller can look at other work
   // in between (and the simulator interleaves ranks finely). Default: no limit.
   void setLocalStepsPerPass(size_t steps) { localStepsPerPass_ = steps; }
+  // Runs the local steps that are ready in an order drawn from `seed` instead of schedule
+  // order, as the simulator does: a schedule must not depend on an order its dependencies do
+  // not impose.
+  void shuffleLocalSteps(uint64_t seed) {
+    shuffle_ = true;
+    random_.seed(seed);
+  }
   // Bytes this run's memory steps read from the peers' buffers and wrote into them.
   uint64_t bytesGotten() const { return gotten_; }
   uint64_t bytesPut() const { return put_; }
@@ -130,6 +138,8 @@ class Executor : public Progressable {
   std::vector<uint32_t> initialWaits_;  // waits that depend on nothing
   MemoryFace* memory_ = nullptr;
   size_t localStepsPerPass_ = SIZE_MAX;
+  bool shuffle_ = false;
+  std::mt19937_64 random_;
   uint64_t gotten_ = 0, put_ = 0;
   std::vector<std::pair<int, bool>> pendingIo_;
   ReduceFn reduce_ = nullptr;

@@ -147,6 +147,7 @@ Status simulate(const std::vector<Schedule>& schedules,
     for (int r = 0; r < n; ++r) {
       startPass[r] = random() % (2 * un + 1);
       executors[r].setLocalStepsPerPass(1);
+      executors[r].shuffleLocalSteps(options.seed * 1000 + static_cast<uint64_t>(r));
       lifetimes.setAside(r);
     }
   }

@@ -4,7 +4,8 @@
 //
 // Schedules with memory steps reach each other's buffers through a memory face over the virtual
 // ranks' buffers. Then the ranks start at random times and take turns a step at a time, in a
-// random order each round (from options.seed), and a rank's buffers hold its data only between
+// random order each round, each running its ready steps in a random order (all from
+// options.seed), and a rank's buffers hold its data only between
 // its start and its end: before, and after, they hold garbage, and a peer that reads them before
 // the rank started or writes them after it finished gets caught by a wrong result or by the
 // simulator (weftInternalError naming the rank).

@@ -180,6 +180,32 @@ TEST(MappedSchedule, StepsSayWhatTheyDo) {
   EXPECT_TRUE(s.usesMemory());
 }
 
+// Two puts into the same place of one peer land in schedule order, however the simulator
+// orders the ready steps: memory steps that reach one peer, where one writes, keep their order.
+TEST(MemorySteps, PutsToOnePeerKeepTheirOrder) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    std::vector<int32_t> send0 = {1, 1, 1, 1, 2, 2, 2, 2};
+    std::vector<int32_t> recv1(4, 0), recv0(1, 0), send1(1, 0);
+    std::vector<Schedule> s(2);
+    s[0].memoryWait(1);
+    s[0].put(1, {kSendBuf, 0}, {kRecvBuf, 0}, 4);
+    s[0].put(1, {kSendBuf, 4}, {kRecvBuf, 0}, 4);
+    s[0].memorySignal(1);
+    s[1].memorySignal(0);
+    s[1].memoryWait(0);
+    auto view = [](std::vector<int32_t>& v) {
+      return BufferView{reinterpret_cast<char*>(v.data()), v.size(), sizeof(int32_t)};
+    };
+    const std::vector<std::vector<BufferView>> buffers = {{view(send0), view(recv0)},
+                                                          {view(send1), view(recv1)}};
+    SimOptions options;
+    options.seed = seed;
+    const Status st = simulate(s, buffers, nullptr, options);
+    ASSERT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ(recv1, std::vector<int32_t>(4, 2)) << "seed " << seed;
+  }
+}
+
 // A face that reaches one short buffer of rank 1 and counts the signals it is asked to raise.
 class ShortFace : public MemoryFace {
  public:
