@@ -183,18 +183,19 @@ Status MappedExecutors::get(const CollArgs& a, const MappedOptions& o, ReduceFn 
   const auto ra = reinterpret_cast<uintptr_t>(r);
   const bool overlap = sendBytes > 0 && recvBytes > 0 && ra < sa + sendBytes && sa < ra + recvBytes;
   const int64_t recvFromSend = overlap ? static_cast<int64_t>(ra - sa) : INT64_MIN;
+  const MappedShape shape{a.kind,       a.count, a.root,   a.rank,    a.nranks,    o.elemSize,
+                          o.pieceBytes, reduce,  o.stream, o.entered, recvFromSend};
+  const size_t es = o.elemSize;
   auto views = [&](Entry& e) -> const std::vector<BufferView>& {
-    e.views = {{const_cast<char*>(s), sendBytes / o.elemSize, o.elemSize},
-               {r, recvBytes / o.elemSize, o.elemSize},
-               {e.scratch.data(), e.scratch.size() / o.elemSize, o.elemSize}};
+    e.views.resize(3);
+    e.views[kSendBuf] = {const_cast<char*>(s), sendBytes / es, es};
+    e.views[kRecvBuf] = {r, recvBytes / es, es};
+    e.views[kScratchBuf] = {e.scratch.data(), e.scratch.size() / es, es};
     return e.views;
   };
   ++clock_;
   for (Entry& e : entries_) {
-    if (e.kind == a.kind && e.count == a.count && e.root == a.root && e.rank == a.rank &&
-        e.nranks == a.nranks && e.elemSize == o.elemSize && e.pieceBytes == o.pieceBytes &&
-        e.stream == o.stream && e.entered == o.entered && e.reduce == reduce &&
-        e.recvFromSend == recvFromSend) {
+    if (e.shape == shape) {
       e.lastUse = clock_;
       e.executor->rebind(views(e), memory);
       *out = e.executor.get();
@@ -208,18 +209,8 @@ Status MappedExecutors::get(const CollArgs& a, const MappedOptions& o, ReduceFn 
   }
   const Schedule schedule = buildMappedSchedule(a, o);
   Entry e;
-  e.kind = a.kind;
-  e.count = a.count;
-  e.root = a.root;
-  e.rank = a.rank;
-  e.nranks = a.nranks;
-  e.elemSize = o.elemSize;
-  e.pieceBytes = o.pieceBytes;
-  e.reduce = reduce;
-  e.stream = o.stream;
-  e.entered = o.entered;
-  e.recvFromSend = recvFromSend;
-  e.scratch.resize(schedule.scratchCount * o.elemSize);
+  e.shape = shape;
+  e.scratch.resize(schedule.scratchCount * es);
   e.executor = std::make_unique<Executor>();
   e.lastUse = clock_;
   WEFT_RETURN_IF_ERROR(e.executor->start(schedule, views(e), reduce, nullptr, a.nranks, memory));

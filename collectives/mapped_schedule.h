@@ -77,7 +77,8 @@ class MappedExecutors {
              void* recv, MemoryFace* memory, Executor** out);
 
  private:
-  struct Entry {
+  // What a schedule's executor depends on: the call, and how its buffers overlap.
+  struct MappedShape {
     CollKind kind = CollKind::kAllReduce;
     size_t count = 0;
     int root = 0;
@@ -89,6 +90,10 @@ class MappedExecutors {
     bool stream = false;
     bool entered = false;
     int64_t recvFromSend = 0;  // recv - send where they overlap, else INT64_MIN
+    bool operator==(const MappedShape&) const = default;
+  };
+  struct Entry {
+    MappedShape shape;
     std::vector<char> scratch;
     std::vector<BufferView> views;  // this call's: send, recv, scratch
     std::unique_ptr<Executor> executor;
