@@ -85,9 +85,9 @@ Schedule buildMappedSchedule(const CollArgs& a, const MappedOptions& o) {
       break;
     }
     case CollKind::kReduce: {
-      // Another rank's slice is summed in scratch but for the root's input, which the last
-      // step adds on its way into the root's output (where it may sit: in place). Streamed,
-      // the whole sum collects in scratch first.
+      // A non-root sums its slice in scratch from every input but the root's, which the last
+      // step adds on its way into the root's output (where the root's input may sit: in
+      // place); with 2 ranks that step is all. Streamed, the whole sum collects in scratch.
       const auto [first, count] = lineSlice(a.count, o.elemSize, n, me);
       const bool root = me == a.root;
       const bool scratched = n > 2 || o.stream;
