@@ -152,14 +152,19 @@ Status Executor::start(const Schedule& schedule, std::vector<BufferView> buffers
 }
 
 void Executor::rebind(const std::vector<BufferView>& buffers, MemoryFace* memory) {
-  buffers_ = buffers;  // a copy into the same capacity: no allocation per call
+  buffers_.resize(buffers.size());  // the same capacity: no allocation per call
+  for (size_t i = 0; i < buffers.size(); ++i)
+    buffers_[i] = buffers[i];
   memory_ = memory;
   restart();
 }
 
 void Executor::restart() {
   completed_ = 0;
-  depsLeft_ = depsCount_;
+  // Element by element: these lists are short, and a call of memmove costs more than the copy.
+  depsLeft_.resize(depsCount_.size());
+  for (size_t i = 0; i < depsCount_.size(); ++i)
+    depsLeft_[i] = depsCount_[i];
   for (PeerQueues& q : peers_) {
     q.sendHead = 0;
     q.recvHead = 0;
@@ -170,7 +175,9 @@ void Executor::restart() {
     q.receivedBase = std::min(q.channel->bytesReceived(), q.sentBase);
   }
   readyLocal_.assign(initialLocal_.rbegin(), initialLocal_.rend());  // the first on top
-  readyWaits_ = initialWaits_;
+  readyWaits_.clear();
+  for (uint32_t index : initialWaits_)
+    readyWaits_.push_back(index);
   gotten_ = 0;
   put_ = 0;
 }
