@@ -133,7 +133,7 @@ Schedule buildMappedSchedule(const CollArgs& a, const MappedOptions& o) {
   return s;
 }
 
-void MappedFace::beginCall(DirectGroup* group, const CollArgs& args, size_t elemSize,
+void MappedFace::beginCall(DirectGroup* group, uint64_t call, const CollArgs& args, size_t elemSize,
                            const MappedBuffers* buffers,
                            const std::vector<uint64_t>* kernelInputs) {
   group_ = group;
@@ -143,7 +143,9 @@ void MappedFace::beginCall(DirectGroup* group, const CollArgs& args, size_t elem
   sendBytes_ = sendBufferCount(args) * elemSize;
   recvBytes_ = recvBufferCount(args) * elemSize;
   buffers_ = buffers;
-  taken_.resize(static_cast<size_t>(group->nranks()), 0);
+  base_ = call * kSignalsPerCall;
+  sent_.assign(static_cast<size_t>(group->nranks()), 0);
+  taken_.assign(static_cast<size_t>(group->nranks()), 0);
 }
 
 PeerBuffer MappedFace::buffer(int peer, BufId buf) {
@@ -159,16 +161,14 @@ PeerBuffer MappedFace::buffer(int peer, BufId buf) {
 
 void MappedFace::signal(int peer) {
   const SlotArea& theirs = group_->area(peer);
-  std::atomic<uint64_t>& raised = theirs.control->signals[group_->rank()];
-  raised.store(raised.load(std::memory_order_relaxed) + 1,
-               std::memory_order_release);  // ours alone
+  theirs.control->signals[group_->rank()].store(base_ + ++sent_[peer], std::memory_order_release);
   if (theirs.doorbell != nullptr) theirs.doorbell->ring();
 }
 
 bool MappedFace::takeSignal(int peer) {
   const uint64_t raised =
       group_->area(group_->rank()).control->signals[peer].load(std::memory_order_acquire);
-  if (raised == taken_[peer]) return false;
+  if (raised <= base_ + taken_[peer]) return false;
   ++taken_[peer];
   return true;
 }

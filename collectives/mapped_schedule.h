@@ -44,16 +44,18 @@ Schedule buildMappedSchedule(const CollArgs& args, const MappedOptions& options)
 // The memory face of mapped and single-copy calls on shared memory: every rank's buffers, as
 // mapped here (StagedOp::mapPeers) or, for single copy, as addresses in the peers' processes that
 // the kernel reads (collectives/single_copy.h), and the signal counters in the ranks' windows
-// (SlotControl::signals). It lives as long as the communicator: the counters count every signal
-// since it began, so they stay in step only while every rank's calls pair each signal with a
-// wait: every rank of a call runs the same schedule shape (the ranks agree on the way from their
-// posts, and mappedTouches depends on the kind and the root, which the call's signature checks),
-// and a call that fails fails the communicator.
+// (SlotControl::signals). A signal stores the call's number with its place among the signals to
+// that peer in the call, and a wait takes a value at least as high: a peer that has gone on to
+// later calls has signalled this one too, so no wait ever takes another call's signal.
 class MappedFace : public MemoryFace {
  public:
+  // The most signals one call raises to a peer (the mapped schedule: 2).
+  static constexpr uint64_t kSignalsPerCall = 16;
+
+  // `call`: the operation's number, the same on every rank and growing from call to call.
   // kernelInputs: for single copy, every rank's input as an address in its own process, which
   // the kernel reads; else nullptr, and buffers holds every rank's buffers as mapped here.
-  void beginCall(DirectGroup* group, const CollArgs& args, size_t elemSize,
+  void beginCall(DirectGroup* group, uint64_t call, const CollArgs& args, size_t elemSize,
                  const MappedBuffers* buffers, const std::vector<uint64_t>* kernelInputs);
   PeerBuffer buffer(int peer, BufId buf) override;
   void signal(int peer) override;
@@ -65,7 +67,9 @@ class MappedFace : public MemoryFace {
   size_t sendBytes_ = 0, recvBytes_ = 0;  // of every rank's buffers
   const MappedBuffers* buffers_ = nullptr;
   const std::vector<uint64_t>* kernelInputs_ = nullptr;
-  std::vector<uint64_t> taken_;  // by peer: its signals to this rank taken so far
+  uint64_t base_ = 0;            // the call's first signal value
+  std::vector<uint64_t> sent_;   // by peer: this call's signals to it so far
+  std::vector<uint64_t> taken_;  // by peer: this call's signals from it taken so far
 };
 
 // Executors of mapped schedules that a group ran, ready to run again on other buffers of the

@@ -44,8 +44,8 @@ struct SlotControl {
     std::atomic<uint64_t> value;
   };
   ProbeLine probe[2];
-  // Mapped and single-copy collectives (collectives/mapped_schedule.h): how many signals each
-  // rank has raised to this one, by that rank, each counter written by that rank alone.
+  // Mapped and single-copy collectives (collectives/mapped_schedule.h): the latest signal each
+  // rank has raised to this one (MappedFace), by that rank, each written by that rank alone.
   alignas(64) std::atomic<uint64_t> signals[kMaxSignalRanks];
   // Set when the owner's communicator fails or is aborted, before the error reaches its caller:
   // from then on the buffers it posted may be freed, so a peer that finds one unreadable

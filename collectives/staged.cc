@@ -498,7 +498,7 @@ Status StagedOp::runSingleCopy() {
 }
 
 Status StagedOp::runSchedule(bool throughKernel, bool stream) {
-  mappedFace_.beginCall(group_, args_, elemSize_, &mappedBuffers_,
+  mappedFace_.beginCall(group_, sequence_, args_, elemSize_, &mappedBuffers_,
                         throughKernel ? &singleCopyInputs_ : nullptr);
   MappedOptions options;
   options.elemSize = elemSize_;

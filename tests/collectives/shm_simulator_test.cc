@@ -193,6 +193,26 @@ TEST(ShmSimulator, MappedCallsOfManyShapesAndLayouts) {
   gShared = false;
 }
 
+// Mapped and single-copy calls share each pair's signal counter, which a signal sets to the
+// call's number and a wait compares with its own, and a broadcast signals only its root: calls
+// of both ways and of every kind, staged ones in between, one after another on the same ranks,
+// each take their own signals (a wrong number would leave a wait waiting, or let it through).
+TEST(ShmSimulator, SignalsStayInStepAcrossWaysAndKinds) {
+  ShmSimulator sim(4, {});
+  for (int round = 0; round < 3; ++round) {
+    for (ShmPath path : {ShmPath::kMapped, ShmPath::kSingleCopy, ShmPath::kStaged}) {
+      gShared = path == ShmPath::kMapped;
+      for (CollKind kind : {CollKind::kBroadcast, CollKind::kAllGather, CollKind::kAllReduce,
+                            CollKind::kAllToAll, CollKind::kReduce}) {
+        if (!shmPathSupports(path, kind)) continue;
+        ASSERT_EQ(runAndCheck(sim, {path, 4, 5000, false, gShared}, kind), "")
+            << shmPathName(path) << " round " << round;
+      }
+    }
+  }
+  gShared = false;
+}
+
 // A call that does not fit its path is refused, not run.
 TEST(ShmSimulator, RefusesCallsThatDoNotFit) {
   ShmSimulator sim(2, {});
