@@ -11,6 +11,7 @@
 
 #include "collectives/algorithms.h"
 #include "collectives/executor.h"
+#include "collectives/lru_cache.h"
 #include "collectives/placement.h"
 #include "collectives/schedule.h"
 #include "weft/weft.h"
@@ -38,24 +39,6 @@ struct CachedExecutor {
   std::unique_ptr<Executor> executor;
 };
 
-class ExecutorCache {
- public:
-  explicit ExecutorCache(size_t capacity = 32) : capacity_(capacity) {}
-
-  // nullptr when absent.
-  CachedExecutor* find(const ExecutorKey& key);
-  // Adds an entry, dropping the least recently used one when full.
-  CachedExecutor* insert(const ExecutorKey& key, CachedExecutor entry);
-
- private:
-  struct Slot {
-    ExecutorKey key;
-    CachedExecutor entry;
-    uint64_t lastUse = 0;
-  };
-  size_t capacity_;
-  uint64_t clock_ = 0;
-  std::vector<Slot> slots_;
-};
+using ExecutorCache = LruCache<ExecutorKey, CachedExecutor, 32>;
 
 }  // namespace weft

@@ -193,29 +193,17 @@ Status MappedExecutors::get(const CollArgs& a, const MappedOptions& o, ReduceFn 
     e.views[kScratchBuf] = {e.scratch.data(), e.scratch.size() / es, es};
     return e.views;
   };
-  ++clock_;
-  for (Entry& e : entries_) {
-    if (e.shape == shape) {
-      e.lastUse = clock_;
-      e.executor->rebind(views(e), memory);
-      *out = e.executor.get();
-      return okStatus();
-    }
-  }
-  if (entries_.size() == kCapacity) {
-    entries_.erase(
-        std::min_element(entries_.begin(), entries_.end(),
-                         [](const Entry& x, const Entry& y) { return x.lastUse < y.lastUse; }));
+  if (Entry* hit = entries_.find(shape)) {
+    hit->executor->rebind(views(*hit), memory);
+    *out = hit->executor.get();
+    return okStatus();
   }
   const Schedule schedule = buildMappedSchedule(a, o);
   Entry e;
-  e.shape = shape;
   e.scratch.resize(schedule.scratchCount * es);
   e.executor = std::make_unique<Executor>();
-  e.lastUse = clock_;
   WEFT_RETURN_IF_ERROR(e.executor->start(schedule, views(e), reduce, nullptr, a.nranks, memory));
-  entries_.push_back(std::move(e));
-  *out = entries_.back().executor.get();
+  *out = entries_.insert(shape, std::move(e))->executor.get();
   return okStatus();
 }
 

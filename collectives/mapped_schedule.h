@@ -11,6 +11,7 @@
 
 #include "collectives/direct.h"
 #include "collectives/executor.h"
+#include "collectives/lru_cache.h"
 #include "collectives/mapped.h"
 #include "collectives/memory_face.h"
 #include "collectives/reduce.h"
@@ -97,15 +98,11 @@ class MappedExecutors {
     bool operator==(const MappedShape&) const = default;
   };
   struct Entry {
-    MappedShape shape;
     std::vector<char> scratch;
     std::vector<BufferView> views;  // this call's: send, recv, scratch
     std::unique_ptr<Executor> executor;
-    uint64_t lastUse = 0;
   };
-  static constexpr size_t kCapacity = 8;
-  std::vector<Entry> entries_;
-  uint64_t clock_ = 0;
+  LruCache<MappedShape, Entry, 8> entries_;
 };
 
 }  // namespace weft
