@@ -63,14 +63,15 @@ std::vector<std::vector<uint32_t>> dependencies(const Schedule& sched) {
   Dependencies memory;
   memory.build(footprints);
   std::vector<std::vector<uint32_t>> deps(steps.size());
-  std::map<std::pair<int, bool>, uint32_t> lastMessage;  // (peer, is send) -> step
+  // (peer, outgoing, memory signal) -> step
+  std::map<std::tuple<int, bool, bool>, uint32_t> lastMessage;
   for (uint32_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
     auto mem = memory.of(i);
     std::vector<uint32_t>& d = deps[i];
     d.assign(mem.begin(), mem.end());
     if (isMessage(s)) {
-      auto key = std::make_pair(s.peer, isOutgoing(s));
+      const auto key = std::make_tuple(s.peer, isOutgoing(s), isMemoryStep(s.kind));
       auto it = lastMessage.find(key);
       if (it != lastMessage.end()) d.push_back(it->second);
       lastMessage[key] = i;

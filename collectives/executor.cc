@@ -68,14 +68,14 @@ Status Executor::checkStep(const Step& s) const {
                   describeStep(s).c_str());
   }
   if (isMemoryStep(s.kind)) {
-    const bool signals = s.kind == StepKind::kSignal || s.kind == StepKind::kWait;
-    // The peer's buffers, numbered as this rank's.
-    const bool remoteOk = s.kind == StepKind::kPut ? s.dst.buf < buffers_.size()
-                          : s.kind == StepKind::kGet
-                              ? s.src.buf < buffers_.size()
-                              : s.with.buf < buffers_.size() && s.dst.buf < buffers_.size();
+    // The refs into the peer's buffers, which are numbered as this rank's.
+    const bool intoPeer = s.kind == StepKind::kPut || s.kind == StepKind::kPutReduce;
+    const bool withPeer = s.kind == StepKind::kGetReduce || s.kind == StepKind::kPutReduce;
+    const size_t n = buffers_.size();
+    const bool remoteOk = (!intoPeer || s.dst.buf < n) && (!withPeer || s.with.buf < n) &&
+                          (s.kind != StepKind::kGet || s.src.buf < n);
     if (memory_ == nullptr || s.peer < 0 || static_cast<size_t>(s.peer) >= peerIndex_.size() ||
-        (!signals && !remoteOk)) {
+        !remoteOk) {
       return errorf(weftInternalError, "schedule step has no peer memory to reach: %s",
                     describeStep(s).c_str());
     }

@@ -464,11 +464,11 @@ Status StagedOp::decide(bool* progressed) {
   Status s = mapPeers(&mappedBuffers_);
   if (!s.ok()) return s.withContext("mapping the peers' weftMemAlloc buffers");
   mapped_ = true;
-  return runSchedule(/*throughKernel=*/false, streamOut_);
+  return startSchedule(/*throughKernel=*/false, streamOut_);
 }
 
 // The schedule ends in a barrier, so once it is done nobody touches this rank's buffers any more.
-Status StagedOp::runMapped(bool* progressed) {
+Status StagedOp::runSchedule(bool* progressed) {
   bool moved = false;
   Status s = mappedRun_->progress(&moved);
   if (!s.ok()) return s.withContext(singleCopied_ ? "single copy" : "mapped call");
@@ -494,10 +494,10 @@ Status StagedOp::runSingleCopy() {
   for (int r = 0; r < group_->nranks(); ++r)
     singleCopyInputs_[r] = postOf(r).singleCopyInput;
   singleCopied_ = true;
-  return runSchedule(/*throughKernel=*/true, /*stream=*/false);
+  return startSchedule(/*throughKernel=*/true, /*stream=*/false);
 }
 
-Status StagedOp::runSchedule(bool throughKernel, bool stream) {
+Status StagedOp::startSchedule(bool throughKernel, bool stream) {
   mappedFace_.beginCall(group_, sequence_, args_, elemSize_, &mappedBuffers_,
                         throughKernel ? &singleCopyInputs_ : nullptr);
   MappedOptions options;
@@ -588,7 +588,7 @@ Status StagedOp::progress(bool* progressed) {
     *progressed = true;
   }
   if (state_ == State::kDeciding) WEFT_RETURN_IF_ERROR(decide(progressed));
-  if (state_ == State::kMapped) WEFT_RETURN_IF_ERROR(runMapped(progressed));
+  if (state_ == State::kMapped) WEFT_RETURN_IF_ERROR(runSchedule(progressed));
   if (state_ == State::kProbing) {
     // A peer that called with other arguments would never answer: find out first.
     bool posted = false;

@@ -154,11 +154,11 @@ class StagedOp : public GroupOp {
   bool everyRankMapped() const;
   Status mapPeers(MappedBuffers* out);
   Status decide(bool* progressed);
-  Status runMapped(bool* progressed);
   Status runSingleCopy();
-  // Runs the mapped schedule over the peers' buffers: mappedBuffers_, or through the kernel
-  // singleCopyInputs_.
-  Status runSchedule(bool throughKernel, bool stream);
+  // Starts the mapped schedule over the peers' buffers: mappedBuffers_, or through the kernel
+  // singleCopyInputs_; runSchedule moves it on.
+  Status startSchedule(bool throughKernel, bool stream);
+  Status runSchedule(bool* progressed);
   // The staging counters skip this operation's chunks, which nobody stages.
   void publishShare();
   void chooseStagingStores(bool inPlace);
